@@ -1,0 +1,469 @@
+"""One OSWorld task folder (traj.jsonl, result.txt, screenshots) to episode, step, quarantine rows.
+
+This is the hot path of single-run scoring, so the trajectory is read once, split on bytes,
+and parsed with orjson when it is installed; the slow json fallback only runs for lines orjson
+refuses (NaN, Infinity, lone surrogates) so that nothing Python's json accepts is lost.
+Every line of the trajectory ends either as a step row or as a quarantine row.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable
+from functools import cache
+from typing import Any, NamedTuple
+
+from deskscore.collectors.actions import parse_action
+from deskscore.collectors.ids import canonical_task_id
+from deskscore.collectors.layout import RunFolder, TaskFolder
+from deskscore.collectors.source import Source, SourceError
+from deskscore.collectors.timestamps import parse_action_timestamp
+
+_BOM = b"\xef\xbb\xbf"
+_BAD = object()  # a line that went to quarantine
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+class EpisodeRead(NamedTuple):
+    """What one task folder yields: its EPISODES row, its STEPS rows and its QUARANTINE rows."""
+
+    episode: dict
+    steps: list[dict]
+    quarantine: list[dict]
+
+
+@cache
+def _fast_loads() -> Callable[[bytes], Any]:
+    """orjson.loads when installed (several times faster), else json.loads."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is a declared dependency
+        return json.loads
+    return orjson.loads
+
+
+def count_lines(data: bytes) -> int:
+    """Lines as Python's text-mode iteration counts them: \\n, \\r and \\r\\n end a line, and a
+    last line without an ending still counts (OSWorld-Human's t_agent)."""
+    if not data:
+        return 0
+    n = data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+    if data[-1] not in (10, 13):
+        n += 1
+    return n
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """The lines `count_lines` counts, without their endings."""
+    if not data:
+        return []
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    lines = data.split(b"\n")
+    if not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _first_line(text: str) -> str:
+    return text.split("\n", 1)[0].split("\r", 1)[0]
+
+
+def parse_result(text: str) -> tuple[str, float | None, str]:
+    """result.txt as OSWorld-Human reads it: first line stripped, float(), True/False -> 1/0.
+
+    Returns (result_raw, score, result_status): status 'ok', 'empty' (nothing but whitespace)
+    or 'unparseable' (score None), which includes values float() accepts but that are not
+    finite ('nan', 'inf').
+    """
+    if not text.strip():
+        return "", None, "empty"
+    raw = _first_line(text).strip()
+    try:
+        score = float(raw)
+    except ValueError:
+        if raw == "True":
+            return raw, 1.0, "ok"
+        if raw == "False":
+            return raw, 0.0, "ok"
+        return raw, None, "unparseable"
+    if not math.isfinite(score):
+        return raw, None, "unparseable"
+    return raw, score, "ok"
+
+
+def _excerpt(raw: bytes) -> str:
+    return raw[:200].decode("utf-8", "backslashreplace")[:200]
+
+
+def dumps_json(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False)
+
+
+def scrub_surrogates(obj: Any) -> Any:
+    """Replace lone surrogates (legal in JSON escapes, illegal in UTF-8) so Arrow can store them."""
+    if isinstance(obj, str):
+        try:
+            obj.encode("utf-8")
+        except UnicodeEncodeError:
+            return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in obj)
+        return obj
+    if isinstance(obj, list):
+        return [scrub_surrogates(v) for v in obj]
+    if isinstance(obj, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in obj.items()}
+    return obj
+
+
+def as_int32(v: Any) -> int | None:
+    if type(v) is int and _INT32[0] <= v <= _INT32[1]:
+        return v
+    return None
+
+
+class QuarantineRows:
+    """Builds quarantine rows that name the source, the file and the line."""
+
+    __slots__ = ("benchmark", "rows", "run_id", "uri")
+
+    def __init__(self, uri: str, run_id: str, benchmark: str) -> None:
+        self.uri, self.run_id, self.benchmark = uri, run_id, benchmark
+        self.rows: list[dict] = []
+
+    def add(
+        self, location: str, line_no: int | None, reason: str, what: str, todo: str, excerpt: str
+    ) -> None:
+        where = f"{self.uri}!{location}" + (f":{line_no}" if line_no is not None else "")
+        self.rows.append(
+            {
+                "run_id": self.run_id,
+                "benchmark": self.benchmark,
+                "source": self.uri,
+                "location": location,
+                "line_no": line_no,
+                "reason": reason,
+                "message": f"{where}: {what}; {todo}",
+                "excerpt": excerpt[:200] if excerpt is not None else None,
+            }
+        )
+
+
+_LINE_TODO = "the line is kept in quarantine; fix or drop it and re-ingest"
+
+
+def _parse_slow(raw: bytes, path: str, line_no: int, q: QuarantineRows) -> Any:
+    """Classify a line orjson refused: the object when Python's json accepts it, else _BAD
+    (after quarantining the line)."""
+    if not raw.strip():
+        q.add(
+            path, line_no, "blank_line", "blank line, it holds no record", _LINE_TODO, _excerpt(raw)
+        )
+        return _BAD
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        q.add(path, line_no, "not_utf8", f"line is not UTF-8 ({e})",
+              "re-encode the file as UTF-8 and re-ingest", _excerpt(raw))  # fmt: skip
+        return _BAD
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        q.add(path, line_no, "invalid_json", f"truncated or invalid JSON ({e})", _LINE_TODO,
+              _excerpt(raw))  # fmt: skip
+        return _BAD
+    if "\\u" in text or "\\U" in text:
+        obj = scrub_surrogates(obj)
+    return obj
+
+
+def _pick_trajectory(names: tuple[str, ...]) -> tuple[str | None, list[str]]:
+    """traj.jsonl if present, else the lexicographically last *.jsonl; also the unread ones."""
+    jsonl = sorted(n for n in names if n.endswith(".jsonl"))
+    if not jsonl:
+        return None, []
+    chosen = "traj.jsonl" if "traj.jsonl" in jsonl else jsonl[-1]
+    return chosen, [n for n in jsonl if n != chosen]
+
+
+def _read(source: Source, path: str, q: QuarantineRows) -> bytes | None:
+    try:
+        return source.read_bytes(path)
+    except SourceError as e:
+        q.add(path, None, "unreadable_file", e.message, "the file was skipped; repair the "
+              "archive and re-ingest", path)  # fmt: skip
+        return None
+
+
+def _read_result(
+    source: Source, path: str, q: QuarantineRows
+) -> tuple[str | None, float | None, str]:
+    """Read result.txt into (result_raw, score, status), quarantining what is not a score."""
+    data = _read(source, path, q)
+    if data is None:
+        return None, None, "unparseable"
+    raw, score, status = parse_result(data.decode("utf-8", "replace"))
+    if status == "empty":
+        q.add(path, None, "empty_result", "result.txt is empty",
+              "the episode keeps result_status 'empty' and no score", "")  # fmt: skip
+    elif status == "unparseable":
+        why = (
+            f"result {raw!r} is not a finite number"
+            if _is_number(raw)
+            else f"result {raw!r} is not a number, True or False"
+        )
+        q.add(path, 1, "unparseable_result", why,
+              "the episode keeps result_status 'unparseable' and no score", raw)  # fmt: skip
+    return raw, score, status
+
+
+def _is_number(raw: str) -> bool:
+    try:
+        float(raw)
+    except ValueError:
+        return False
+    return True
+
+
+def read_steps(
+    lines: list[bytes],
+    *,
+    path: str,
+    task: TaskFolder,
+    run_id: str,
+    benchmark: str,
+    task_id: str,
+    q: QuarantineRows,
+    light: bool = False,
+) -> list[dict]:
+    """Trajectory lines (from `split_lines`) to STEPS rows, in file order; bad lines go to `q`.
+
+    The keys step_num, action_timestamp, action, reward, done, info, screenshot_file, response
+    and phase fill their columns; every other key, and a consumed key whose value has the
+    wrong type (a string step_num, say), is kept verbatim in `extra`; so is a structured (dict)
+    action, whole, under "action", since its columns hold only what it parses to.
+
+    `light` rows are for counting only (single-run scoring): every line is classified exactly
+    as in a full read, but actions and timestamps stay unparsed (keys `action`, `stamp`) until
+    `summarise` needs the few it reports.
+    """
+    loads = _fast_loads()
+    parse, parse_ts, dumps = parse_action, parse_action_timestamp, dumps_json
+    lo, hi = _INT32
+    files = set(task.files)
+    prefix = task.path + "/"
+    domain = task.domain
+    rows: list[dict] = []
+    if lines and lines[0].startswith(_BOM):
+        lines = [lines[0][3:], *lines[1:]]
+    for line_no, raw in enumerate(lines, 1):
+        try:
+            rec = loads(raw)
+        except (ValueError, RecursionError):
+            rec = _parse_slow(raw, path, line_no, q)
+            if rec is _BAD:
+                continue
+        if type(rec) is not dict:
+            q.add(path, line_no, "not_an_object",
+                  f"JSON {type(rec).__name__} where an object was expected", _LINE_TODO,
+                  _excerpt(raw))  # fmt: skip
+            continue
+        if "Error" in rec and "step_num" not in rec:
+            err = rec.pop("Error")
+            rows.append(
+                {
+                    "run_id": run_id, "benchmark": benchmark, "domain": domain,
+                    "task_id": task_id, "step_idx": len(rows), "line_no": line_no,
+                    "step_num": None,
+                    "action_text": err if isinstance(err, str) else dumps_json(err),
+                    "action_format": "none", "action_kind": "error",
+                    "x": None, "y": None, "text": None, "response": None,
+                    "screenshot_file": None, "screenshot_path": None,
+                    "action_timestamp": None, "ts": None, "reward": None, "done": None,
+                    "info_json": None, "phase": None,
+                    "extra": dumps_json(rec) if rec else None,
+                }
+            )  # fmt: skip
+            continue
+        pop = rec.pop
+        step_num = pop("step_num", None)
+        if step_num is not None and not (type(step_num) is int and lo <= step_num <= hi):
+            rec["step_num"], step_num = step_num, None
+        if light:
+            stamp = rec.get("action_timestamp")
+            rows.append({"action_kind": None, "step_num": step_num, "action": rec.get("action"),
+                         "stamp": stamp if type(stamp) is str else None})  # fmt: skip
+            continue
+        action = pop("action", None)
+        act = parse(action)
+        if type(action) is dict or type(action) is list:
+            rec["action"] = action  # a structured action keeps every key (ids, checks, input)
+        response = pop("response", None)
+        if response is None:
+            response = act["response"]
+        elif type(response) is not str:
+            response = dumps(response)
+        stamp = pop("action_timestamp", None)
+        ts = None
+        if type(stamp) is str:
+            ts = parse_ts(stamp)
+        elif stamp is not None:
+            rec["action_timestamp"], stamp = stamp, None
+        reward = pop("reward", None)
+        if reward is not None:
+            kind = type(reward)
+            if kind is int or kind is float:
+                try:
+                    reward = float(reward)
+                except OverflowError:
+                    rec["reward"], reward = reward, None
+            else:
+                rec["reward"], reward = reward, None
+        done = pop("done", None)
+        if done is not None and type(done) is not bool:
+            rec["done"], done = done, None
+        info = pop("info", _BAD)
+        info_json = None if info is _BAD else "{}" if info == {} else dumps(info)
+        shot = pop("screenshot_file", None)
+        shot_path = None
+        if type(shot) is str:
+            if shot in files:
+                shot_path = prefix + shot
+        elif shot is not None:
+            rec["screenshot_file"], shot = shot, None
+        phase = pop("phase", None)
+        if phase is not None and not (type(phase) is int and lo <= phase <= hi):
+            rec["phase"], phase = phase, None
+        rows.append(
+            {
+                "run_id": run_id, "benchmark": benchmark, "domain": domain,
+                "task_id": task_id, "step_idx": len(rows), "line_no": line_no,
+                "step_num": step_num,
+                "action_text": act["action_text"],
+                "action_format": act["action_format"] or "none",
+                "action_kind": act["action_kind"] or "other",
+                "x": act["x"], "y": act["y"], "text": act["text"],
+                "response": response,
+                "screenshot_file": shot, "screenshot_path": shot_path,
+                "action_timestamp": stamp, "ts": ts,
+                "reward": reward, "done": done, "info_json": info_json, "phase": phase,
+                "extra": dumps(rec) if rec else None,
+            }
+        )  # fmt: skip
+    return rows
+
+
+def _first_stamp(steps: Iterable[dict]) -> Any:
+    """The first timestamp of (light) rows that parses, parsing no more than needed."""
+    for s in steps:
+        if "stamp" in s:
+            ts = parse_action_timestamp(s["stamp"]) if s["stamp"] is not None else None
+        else:
+            ts = s["ts"]
+        if ts is not None:
+            return ts
+    return None
+
+
+def summarise(steps: list[dict], n_quarantined: int) -> dict[str, Any]:
+    """Episode figures that follow from the step rows (full or light) alone."""
+    executed = [s for s in steps if s["action_kind"] != "error"]
+    errors = [s for s in steps if s["action_kind"] == "error"]
+    last = executed[-1] if executed else None
+    if last is not None and last["action_kind"] is None:  # a light row: parse just this action
+        last_kind = parse_action(last["action"])["action_kind"] or "other"
+    else:
+        last_kind = last["action_kind"] if last else None
+    if last_kind in ("done", "fail"):
+        ended_by = last_kind
+    elif steps and steps[-1]["action_kind"] == "error":
+        ended_by = "error"
+    else:
+        ended_by = "none"
+    return {
+        "n_steps": len(executed),
+        "n_turns": len({s["step_num"] for s in executed if s["step_num"] is not None}),
+        "n_error_lines": len(errors),
+        "n_quarantined": n_quarantined,
+        "last_action_kind": last_kind,
+        "ended_by": ended_by,
+        "started_at": _first_stamp(steps),
+        "ended_at": _first_stamp(reversed(steps)),
+        "last_error": errors[-1]["action_text"] if errors else None,
+    }
+
+
+def read_episode(
+    source: Source,
+    run: RunFolder,
+    task: TaskFolder,
+    *,
+    run_id: str,
+    benchmark: str,
+    reported: dict | None = None,
+    steps: bool = True,
+) -> EpisodeRead:
+    """Read one task folder; never raises on bad content (it becomes quarantine rows).
+
+    With `steps=False` the episode and quarantine rows are the same but no step rows are
+    built: single-run scoring needs the counts, not 50 parsed actions per task.
+    """
+    want_steps = steps
+    q = QuarantineRows(source.uri, run_id, benchmark)
+    task_id = canonical_task_id(task.domain, task.task_id)
+    base = task.path + "/"
+    traj_name, unread = _pick_trajectory(task.files)
+    for name in unread:
+        q.add(base + name, None, "unread_trajectory",
+              f"the task folder holds several trajectories; {traj_name} was read, not this one",
+              "remove or rename the extra file if it is not a trajectory", name)  # fmt: skip
+    steps = []
+    n_lines = 0
+    traj_file = None
+    if traj_name is not None:
+        traj_file = base + traj_name
+        data = _read(source, traj_file, q)
+        if data is not None:
+            lines = split_lines(data)
+            n_lines = len(lines)  # == count_lines(data), without a second pass
+            n_before = len(q.rows)
+            steps = read_steps(
+                lines, path=traj_file, task=task, run_id=run_id, benchmark=benchmark,
+                task_id=task_id, q=q, light=not want_steps,
+            )  # fmt: skip
+            n_traj_q = len(q.rows) - n_before
+        else:
+            n_traj_q = 0
+    else:
+        n_traj_q = 0
+    if "result.txt" in task.files:
+        result_raw, score, status = _read_result(source, base + "result.txt", q)
+    else:
+        result_raw, score, status = None, None, "missing"
+    instruction = None
+    if "instruction.txt" in task.files:
+        text = _read(source, base + "instruction.txt", q)
+        if text is not None:
+            instruction = text.decode("utf-8", "replace").strip()
+    summary = summarise(steps, n_traj_q)
+    last_error = summary.pop("last_error")
+    rep = reported or {}
+    episode = {
+        "run_id": run_id,
+        "benchmark": benchmark,
+        "domain": task.domain,
+        "task_id": task_id,
+        "source_task_id": task.task_id,
+        "task_path": task.path,
+        "instruction": instruction,
+        "traj_file": traj_file,
+        "n_lines": n_lines,
+        **summary,
+        "result_raw": result_raw,
+        "result_status": status,
+        "score": score,
+        "reported_score": rep.get("reported_score"),
+        "reported_status": rep.get("reported_status"),
+        "err_message": rep.get("err_message") or last_error,
+    }
+    return EpisodeRead(episode, steps if want_steps else [], q.rows)

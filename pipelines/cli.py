@@ -1,0 +1,102 @@
+"""The `deskscore` command: thin argument parsing over the pipelines and the SQL views."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from deskscore.pipelines.output import FORMATS
+
+DEFAULT_WAREHOUSE = "warehouse"
+COMPAT_HELP = (
+    "scoring rules: 'deskscore' (default) counts executed actions as t_agent (runner error "
+    "lines and blank or garbled lines are not steps), scores an episode with no action 0 "
+    "instead of dividing by zero, and treats an empty or unparseable result.txt as not run; "
+    "'osworld-human' reproduces OSWorld-Human's score.py exactly, quirks included "
+    "(t_agent = lines of traj.jsonl)"
+)
+
+
+def _warehouse_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--warehouse", default=DEFAULT_WAREHOUSE, help="warehouse folder (default: ./warehouse)")
+
+
+def _score_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-steps-scoring", type=int, default=15, help="S floor for WES- and WES (default 15, as OSWorld-Human)")
+    p.add_argument("--human-version", default="verified", choices=("2025-06", "verified"), help="OSWorld-Human data version (default verified)")
+    p.add_argument("--human-path", help="an OSWorld-Human data folder to read instead of the bundled figures")
+    p.add_argument("--compat", default="deskscore", choices=("deskscore", "osworld-human"), help=COMPAT_HELP)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="deskscore",
+        description="Re-score computer-use-agent trajectory archives offline and query them with SQL.",
+        epilog="Any option a subcommand does not know (e.g. --runner=FlinkRunner) is passed to Apache Beam.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("ingest", help="read archives (folders, .zip, fsspec URLs) into the warehouse")
+    p.add_argument("sources", nargs="+", help="result folders, .zip archives or fsspec URLs")
+    _warehouse_arg(p)
+    p.add_argument("--layout", help="where task folders sit, e.g. '{domain}/{task_id}' (default: find <domain>/<uuid>/ folders)")
+    p.add_argument("--benchmark", default="osworld", help="benchmark name stored with the runs (default osworld)")
+
+    p = sub.add_parser("score", help="compute episode and run scores (success, WES+, WES-, WES, step ratios)")
+    _warehouse_arg(p)
+    _score_args(p)
+    p.add_argument("--run", action="append", dest="runs", help="score only this run id (repeatable)")
+
+    p = sub.add_parser("sql", help="run a SQL query against the warehouse views")
+    p.add_argument("query", help="SQL, e.g. \"SELECT * FROM leaderboard\"")
+    _warehouse_arg(p)
+    p.add_argument("--format", default="table", choices=FORMATS)
+
+    p = sub.add_parser("leaderboard", help="print the leaderboard")
+    _warehouse_arg(p)
+    p.add_argument("--human-version", choices=("2025-06", "verified"))
+    p.add_argument("--max-steps-scoring", type=int)
+    p.add_argument("--compat", choices=("deskscore", "osworld-human"))
+    p.add_argument("--format", default="table", choices=FORMATS)
+
+    p = sub.add_parser("demo", help="generate a demo archive, ingest it, score it, print the leaderboard")
+    p.add_argument("--out", default="demo", help="folder for the archive and the warehouse (default ./demo)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-steps-scoring", type=int, default=50)
+    p.add_argument(
+        "--screenshots",
+        default="none",
+        choices=("none", "tiny", "realistic"),
+        help="write PNG screenshots too (default none: the files are named in traj.jsonl but not written, which keeps the demo fast on slow disks)",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args, beam_args = parser.parse_known_args(argv)
+    unknown = [a for a in beam_args if not a.startswith("--")]
+    if unknown:
+        parser.error(f"unexpected arguments: {' '.join(unknown)}")
+    # Beam's import warns about optional cloud clients on the root logger; keep stderr for
+    # what the user can act on.
+    logging.getLogger().setLevel(logging.ERROR)
+    from deskscore.pipelines import commands
+
+    handler = getattr(commands, f"cmd_{args.command}")
+    try:
+        return handler(args, beam_args)
+    except commands.UserError as exc:
+        print(f"deskscore {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+__all__ = ["DEFAULT_WAREHOUSE", "build_parser", "main"]

@@ -1,0 +1,77 @@
+"""Stage 2 of ingest: read each task folder into an episode, its steps and its quarantine."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Any
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+
+from deskscore.pipelines import progress
+from deskscore.pipelines.elements import TaskWork
+
+_OPEN_SOURCES = 8  # a zip's central directory is parsed once per worker, not once per task
+
+
+class ReadEpisodeFn(beam.DoFn):
+    """TaskWork -> (run_id, EpisodeRead)."""
+
+    def __init__(self) -> None:
+        self.episodes = Metrics.counter("ingest", "episodes")
+        self.steps = Metrics.counter("ingest", "steps")
+        self.lines = Metrics.counter("ingest", "traj_lines")
+        self.quarantined = Metrics.counter("ingest", "quarantined")
+        self.quarantined_lines = Metrics.counter("ingest", "quarantined_lines")
+
+    def setup(self) -> None:
+        self._sources: OrderedDict[str, Any] = OrderedDict()
+
+    def _source(self, uri: str) -> Any:
+        from deskscore.collectors.source import open_source
+
+        if uri in self._sources:
+            self._sources.move_to_end(uri)
+            return self._sources[uri]
+        source = open_source(uri)
+        self._sources[uri] = source
+        while len(self._sources) > _OPEN_SOURCES:
+            _, old = self._sources.popitem(last=False)
+            close = getattr(old, "close", None)
+            if close:
+                close()
+        return source
+
+    def process(self, work: TaskWork) -> Iterator[tuple[str, Any]]:
+        from deskscore.collectors.layout import RunFolder
+        from deskscore.collectors.osworld import read_episode
+        from deskscore.collectors.uitars import read_uitars_episode
+
+        source = self._source(work.source)
+        run = RunFolder(work.run_path, work.format, ())
+        reader = read_uitars_episode if work.format == "uitars" else read_episode
+        kwargs: dict[str, Any] = {"run_id": work.run_id, "benchmark": work.benchmark}
+        if work.format != "uitars":
+            kwargs["reported"] = work.reported
+        read = reader(source, run, work.task, **kwargs)
+        self.episodes.inc()
+        progress.tick("episodes")
+        self.steps.inc(len(read.steps))
+        self.lines.inc(read.episode["n_lines"])
+        self.quarantined.inc(len(read.quarantine))
+        self.quarantined_lines.inc(read.episode["n_quarantined"])
+        yield work.run_id, read
+
+    def teardown(self) -> None:
+        for source in getattr(self, "_sources", {}).values():
+            close = getattr(source, "close", None)
+            if close:
+                close()
+
+
+class ReadEpisodes(beam.PTransform):
+    """TaskWork -> (run_id, EpisodeRead), spread over workers first."""
+
+    def expand(self, tasks: beam.PCollection) -> beam.PCollection:
+        return tasks | "Spread" >> beam.Reshuffle() | "Read" >> beam.ParDo(ReadEpisodeFn())

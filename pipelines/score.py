@@ -1,0 +1,74 @@
+"""`deskscore score`: every ingested run scored against one human data version and budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import apache_beam as beam
+
+from deskscore.collectors.warehouse import Warehouse
+from deskscore.pipelines.runner import counters, pipeline
+from deskscore.pipelines.scoring import ScoreConfig, ScoreRuns
+
+
+def human_refs(warehouse: Warehouse, version: str, human_path: str | None = None) -> list[tuple[str, str, int, int]]:
+    """The human reference counts to score against, and make sure the warehouse holds them.
+
+    With `human_path`, the OSWorld-Human folder is read and its tasks and human_refs are
+    (re)written; otherwise the warehouse's own human_refs for `version` are used, and failing
+    those the figures bundled with deskscore.
+    """
+    from deskscore.collectors.human import load_bundled, read_human_dir
+
+    part = {"benchmark": "osworld", "data_version": version}
+    if human_path:
+        tasks, refs, quarantine = read_human_dir(human_path, version=version)
+        warehouse.write("tasks", tasks, part)
+        warehouse.write("human_refs", refs, {"human_version": version})
+        if quarantine:
+            warehouse.write("quarantine", quarantine, {"benchmark": "osworld", "run_id": f"human-{version}"})
+    else:
+        existing = warehouse.read("human_refs", {"human_version": version})
+        if existing.num_rows:
+            refs = existing.to_pylist()
+        else:
+            bundled = load_bundled(version)
+            refs = [
+                {
+                    "human_version": version,
+                    "domain": r["domain"],
+                    "task_id": r["task_id"],
+                    "alias_task_id": r.get("alias_task_id") or None,
+                    "single_steps": int(r["single_steps"]),
+                    "grouped_steps": int(r["grouped_steps"]),
+                }
+                for r in bundled
+            ]
+            warehouse.write("human_refs", refs, {"human_version": version})
+    ordered = sorted(refs, key=lambda r: (r["domain"], r["task_id"]))
+    return [(r["domain"], r["task_id"], int(r["single_steps"]), int(r["grouped_steps"])) for r in ordered]
+
+
+def run_score(
+    warehouse_root: str,
+    *,
+    human_version: str = "verified",
+    max_steps_scoring: int = 15,
+    compat: str = "deskscore",
+    human_path: str | None = None,
+    run_ids: Sequence[str] | None = None,
+    beam_args: Sequence[str] = (),
+) -> dict[str, int]:
+    """Score every run (or `run_ids`) of the warehouse; returns the pipeline's counters."""
+    wh = Warehouse(warehouse_root)
+    human = human_refs(wh, human_version, human_path)
+    runs = wh.read("runs").select(["benchmark", "run_id"]).to_pylist()
+    keys = sorted({(r["benchmark"], r["run_id"]) for r in runs if not run_ids or r["run_id"] in run_ids})
+    if not keys:
+        return {"runs_scored": 0}
+    config = ScoreConfig(human_version, max_steps_scoring, compat)
+    p = pipeline(beam_args)
+    _ = p | "Runs" >> beam.Create(keys) | "ScoreRuns" >> ScoreRuns(str(wh.root), human, config)
+    result = p.run()
+    result.wait_until_finish()
+    return counters(result)

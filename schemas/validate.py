@@ -1,0 +1,90 @@
+"""Turning declarations into pyarrow schemas, and rows into conforming Arrow tables.
+
+pyarrow is imported inside the functions so that importing the declarations stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from deskscore.schemas.tables import SCHEMA_VERSION, TABLES, Table
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+def table(name: str) -> Table:
+    """The declaration of table `name`; a clear error names the known tables."""
+    try:
+        return TABLES[name]
+    except KeyError:
+        raise KeyError(f"unknown table {name!r}; known: {', '.join(sorted(TABLES))}") from None
+
+
+def _arrow_type(type_name: str) -> pa.DataType:
+    import pyarrow as pa
+
+    simple = {
+        "string": pa.string(),
+        "json": pa.string(),
+        "bool": pa.bool_(),
+        "int32": pa.int32(),
+        "int64": pa.int64(),
+        "float64": pa.float64(),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+    }
+    if type_name in simple:
+        return simple[type_name]
+    if type_name.startswith("list<") and type_name.endswith(">"):
+        return pa.list_(_arrow_type(type_name[5:-1]))
+    raise ValueError(f"unknown field type {type_name!r}")
+
+
+@cache
+def arrow_schema(name: str) -> pa.Schema:
+    """The pyarrow schema of table `name`, with each field's doc and the schema version as metadata."""
+    import pyarrow as pa
+
+    decl = table(name)
+    fields = [
+        pa.field(f.name, _arrow_type(f.type), nullable=not f.required, metadata={"doc": f.doc, "type": f.type})
+        for f in decl.fields
+    ]
+    return pa.schema(
+        fields,
+        metadata={
+            "deskscore.table": decl.name,
+            "deskscore.schema_version": str(SCHEMA_VERSION),
+            "doc": decl.doc,
+        },
+    )
+
+
+def conform_rows(name: str, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """Build an Arrow table of `name` from dict rows.
+
+    Missing keys become null; unknown keys are an error (a reader that invents a column is a
+    bug, not data); a null in a required field raises with the offending row's key.
+    """
+    import pyarrow as pa
+
+    decl = table(name)
+    schema = arrow_schema(name)
+    rows = list(rows)
+    known = set(decl.columns)
+    columns: dict[str, list[Any]] = {c: [] for c in decl.columns}
+    for row in rows:
+        extra = set(row) - known
+        if extra:
+            raise ValueError(f"{name}: row has columns the schema lacks: {sorted(extra)}")
+        for c in decl.columns:
+            columns[c].append(row.get(c))
+    for f in decl.fields:
+        if f.required and any(v is None for v in columns[f.name]):
+            bad = next(i for i, v in enumerate(columns[f.name]) if v is None)
+            key = {k: rows[bad].get(k) for k in decl.key}
+            raise ValueError(f"{name}: required field {f.name!r} is null in row {key}")
+    arrays = [pa.array(columns[f.name], type=schema.field(f.name).type) for f in decl.fields]
+    return pa.Table.from_arrays(arrays, schema=schema)

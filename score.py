@@ -1,0 +1,407 @@
+"""Score one agent run on OSWorld-Human: a drop-in for OSWorld-Human's `score.py`.
+
+    python score.py --result-path RUN [--max-steps-scoring 15] [--uitars]
+                    [--human-path DIR | --human-version {2025-06,verified}]
+                    [--compat {osworld-human,deskscore}]
+
+RUN is the `<model>` folder (RUN/<domain>/<task_id>/traj.jsonl, result.txt), a .zip of it,
+or an fsspec URL. Like the original, it reads the human data from the current folder unless
+--human-path is given; --human-version alone uses the step counts bundled with deskscore.
+
+It prints what the original prints, in the same order and, under the default
+--compat osworld-human, with the same four figures to the last character. Then it adds the
+paper's second-form WES per granularity. Where the original stops with a traceback (an
+empty traj.jsonl, a line that is not JSON, an unparseable result.txt), this prints a NOTE
+naming the file and line and how it was counted, and goes on. --compat deskscore applies
+deskscore's fixed rules (see deskscore.scorers.wes).
+
+Only the standard library and deskscore's light readers and scorers are imported, so it
+starts as fast as the original.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from collections.abc import Callable
+
+try:
+    from deskscore.collectors.human import BUNDLED_VERSIONS, OSWORLD_DOMAINS, HumanSkip
+    from deskscore.collectors.human import iter_human_tasks as _iter_human_tasks
+    from deskscore.collectors.ids import thunderbird_old_to_new
+    from deskscore.collectors.layout import RunFolder, TaskFolder
+    from deskscore.collectors.osworld import count_lines, read_episode
+    from deskscore.scorers.run import UITARS_DOMAIN, match_human, score_run
+except ImportError as _e:  # pragma: no cover - only without the package installed
+    sys.exit(f"score.py needs the deskscore package ({_e}); install it with `pip install -e .`")
+
+_DOMAINS = frozenset(OSWORLD_DOMAINS)
+_BAD_LINE = {
+    "blank_line": ("is blank", "JSONDecodeError"),
+    "invalid_json": ("is not valid JSON", "JSONDecodeError"),
+    "not_utf8": ("is not UTF-8", "UnicodeDecodeError"),
+}
+_MAX_LINE_NOTES = 3  # per file; the rest are summed up in one line
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        description="Score trajectories on OSWorld-Human (a drop-in for its score.py).",
+        epilog="--compat deskscore fixes the original's quirks: t_agent counts executed "
+        "actions (not file lines), an empty trajectory scores 0 instead of dividing by zero, "
+        "an empty, unparseable or non-finite result.txt counts as not run, r is clamped to "
+        "[0, 1], per-task WES+ is capped at r, and a result without a trajectory counts.",
+    )
+    p.add_argument(
+        "--result-path",
+        required=True,
+        help="The run's <model> folder, a .zip of it, or an fsspec URL.",
+    )
+    p.add_argument("--max-steps-scoring", type=int, default=15)
+    p.add_argument(
+        "--uitars", action="store_true", help="UI-TARS trajectories have a different structure."
+    )
+    p.add_argument(
+        "--human-path",
+        default=None,
+        help="OSWorld-Human data folder (default: the current folder, as the original).",
+    )
+    p.add_argument(
+        "--human-version",
+        choices=BUNDLED_VERSIONS,
+        default=None,
+        help="Without --human-path: use the step counts bundled with deskscore.",
+    )
+    p.add_argument(
+        "--compat",
+        choices=("osworld-human", "deskscore"),
+        default="osworld-human",
+        help="Scoring rules (default osworld-human: the original's, exactly).",
+    )
+    return p.parse_args(argv)
+
+
+# ---- human data ---------------------------------------------------------------------------
+
+
+def _load_human(
+    args: argparse.Namespace, out: Callable[[str], None]
+) -> list[tuple[str, str, int, int]]:
+    """Human tasks in the original's dict order; skip lines go to `out` as it prints them."""
+    if args.human_path is None and args.human_version is not None:
+        if args.uitars:
+            _fail(
+                "--uitars matches tasks by instruction text, which the bundled figures do not "
+                "hold; pass --human-path with the OSWorld-Human data folder"
+            )
+        from deskscore.collectors.human import load_bundled
+
+        return [
+            (r["domain"], r["task_id"], r["single_steps"], r["grouped_steps"])
+            for r in load_bundled(args.human_version)
+        ]
+    path = args.human_path if args.human_path is not None else "./"
+    human = []
+    for item in _iter_human_tasks(path, listdir_order=True, use_query=args.uitars):
+        if isinstance(item, HumanSkip):
+            out(item.message if item.domain else f"NOTE: {item.message}")
+            continue
+        domain = UITARS_DOMAIN if args.uitars else item.domain
+        human.append((domain, item.task_id, item.single_steps, item.grouped_steps))
+    return human
+
+
+def _fail(message: str) -> None:
+    sys.stdout.flush()
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+# ---- trajectories -------------------------------------------------------------------------
+
+
+class _Run:
+    """What the traversal found: episodes (dicts), how to name their folders, and notes."""
+
+    def __init__(self) -> None:
+        self.episodes: list[dict] = []
+        self.display: list[str] = []  # folder as the original names it in its messages
+        self.extra_t: list[int] = []
+
+
+def _walk_local(root: str, uitars: bool) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    """(display path, domain, task folder, file names) in the original's os.listdir order."""
+    found = []
+    if uitars:
+        for task in os.listdir(root):
+            full = os.path.join(root, task)
+            if os.path.isdir(full):
+                found.append((full, UITARS_DOMAIN, task, tuple(os.listdir(full))))
+        return found
+    for app in os.listdir(root):
+        if app not in _DOMAINS:
+            continue
+        app_path = os.path.join(root, app)
+        if not os.path.isdir(app_path):
+            continue
+        for task in os.listdir(app_path):
+            full = os.path.join(app_path, task)
+            if os.path.isdir(full):
+                found.append((full, app, task, tuple(os.listdir(full))))
+    return found
+
+
+def _read_run(args: argparse.Namespace, out: Callable[[str], None]) -> _Run:
+    """Read the run's task folders in the original's order, printing as the original does."""
+    from deskscore.collectors.source import SourceError, open_source
+
+    root = args.result_path
+    local = "://" not in root and os.path.isdir(root)
+    try:
+        source = open_source(root)
+    except SourceError as e:
+        _fail(f"{e}")
+    run = _Run()
+    original = args.compat == "osworld-human"
+    if local:
+        listing = [
+            (d, dom, t, path_files, f"{dom}/{t}" if dom != UITARS_DOMAIN else t)
+            for d, dom, t, path_files in _walk_local(root, args.uitars)
+        ]
+    else:
+        from deskscore.collectors.layout import discover
+
+        runs = [r for r in discover(source.files()) if (r.format == "uitars") == args.uitars]
+        if len(runs) > 1:
+            names = ", ".join(repr(r.run_path) for r in runs)
+            _fail(
+                f"{root} holds {len(runs)} runs ({names}); score.py scores one run: give "
+                "the folder or archive of one run"
+            )
+        listing = []
+        for r in runs:
+            for t in r.tasks:
+                if args.uitars or t.domain in _DOMAINS:
+                    listing.append((f"{source.uri}!{t.path}", t.domain, t.task_id, t.files, t.path))
+    if args.uitars:
+        from deskscore.collectors.uitars import read_uitars_episode
+    folder_run = RunFolder("", "uitars" if args.uitars else "osworld", ())
+    for display, domain, task_id, names, rel in listing:
+        jsonl = [n for n in names if n.endswith(".jsonl")]
+        files = names
+        if original and len(jsonl) > 1:
+            # The original reads every *.jsonl; the last one listed sets t_agent, all count
+            # toward S.
+            files = (*(n for n in names if not n.endswith(".jsonl")), jsonl[-1])
+            for n in jsonl[:-1]:
+                with contextlib.suppress(SourceError):
+                    run.extra_t.append(count_lines(source.read_bytes(f"{rel}/{n}")))
+        task = TaskFolder(rel, domain, task_id, tuple(files))
+        if args.uitars:
+            ep, _, q = read_uitars_episode(
+                source, folder_run, task, run_id="score.py", benchmark="osworld"
+            )
+        else:
+            ep, _, q = read_episode(
+                source, folder_run, task, run_id="score.py", benchmark="osworld", steps=False
+            )
+        run.episodes.append(ep)
+        run.display.append(display)
+        _traversal_lines(args, ep, q, display, len(jsonl) if original else 1, out)
+    return run
+
+
+def _traversal_lines(
+    args: argparse.Namespace,
+    ep: dict,
+    q: list[dict],
+    display: str,
+    n_jsonl: int,
+    out: Callable[[str], None],
+) -> None:
+    """What the original prints (or where it would stop) while reading one task folder."""
+    original = args.compat == "osworld-human"
+    has_traj = ep.get("traj_file") is not None
+    if original and not has_traj and not args.uitars:
+        return  # the original never looks into a folder without a *.jsonl
+    if not args.uitars:
+        bad = [row for row in q if row["reason"] in _BAD_LINE]
+        how = (
+            "counted as a step, as the original counts lines"
+            if original
+            else "not counted as a step"
+        )
+        for row in bad[:_MAX_LINE_NOTES]:
+            what, exc = _BAD_LINE[row["reason"]]
+            out(
+                f"NOTE: {display}/{_base(row['location'])}: line {row['line_no']} {what}; "
+                f"the original stops here ({exc}); {how}"
+            )
+        if len(bad) > _MAX_LINE_NOTES:
+            out(
+                f"NOTE: {display}/{_base(bad[0]['location'])}: "
+                f"{len(bad) - _MAX_LINE_NOTES} more such lines, {how}"
+            )
+    for row in q:
+        if row["reason"] == "unreadable_file":
+            out(
+                f"NOTE: {display}/{_base(row['location'])} could not be read "
+                f"({row['message']}); the original stops here"
+            )
+    status = ep.get("result_status")
+    if args.uitars and (not has_traj or ep.get("instruction") is None):
+        what = "data.json" if not has_traj else 'a "query" in meta.json'
+        out(
+            f"NOTE: {display} has no {what}; left out (the original reuses the previous "
+            "folder's values here, or stops)"
+        )
+        return
+    if status == "missing":
+        if not has_traj:
+            return
+        for _ in range(n_jsonl):
+            out(f"Result file not found for {ep['source_task_id']} in {display}")
+        return
+    if status in ("empty", "unparseable") and not args.uitars:
+        raw = ep.get("result_raw")
+        if status == "empty":
+            what, exc = "is empty", "IndexError"
+        elif _non_finite(raw):
+            if original:
+                return  # float() accepts it: the original scores it, and so do we
+            what, exc = f"is {raw!r}, not a finite number", None
+        elif raw is None:
+            return  # unreadable: noted above
+        else:
+            what, exc = f"is unparseable ({raw!r})", "ValueError"
+        stop = f"the original stops here ({exc}); " if exc else ""
+        out(f"NOTE: {display}/result.txt {what}; {stop}task left out as if it had no result")
+    elif status in ("empty", "unparseable"):
+        traj = ep.get("traj_file") or "data.json"
+        out(
+            f"NOTE: {display}/{_base(traj)}: no usable score "
+            f"({ep.get('result_raw')!r}); task left out as if it had no result"
+        )
+
+
+def _base(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def _non_finite(raw: object) -> bool:
+    if not isinstance(raw, str):
+        return False
+    try:
+        value = float(raw)
+    except ValueError:
+        return False
+    return value != value or value in (float("inf"), float("-inf"))
+
+
+# ---- main ---------------------------------------------------------------------------------
+
+
+def _zero_steps_note(ep: dict, display: str, original: bool) -> str | None:
+    """A NOTE for a scored task with no steps: the original divides by zero on it."""
+    traj = ep.get("traj_file")
+    if traj is None:
+        return (
+            f"NOTE: {display} has a result but no trajectory; counted as run with t_agent 0 "
+            "(WES+ 0, WES- 0); the original ignores such a folder"
+        )
+    if ep.get("n_lines") == 0:
+        return (
+            f"NOTE: {display}/{_base(traj)} is empty; the original divides by zero here; "
+            "counted with WES+ 0 and WES- 0"
+        )
+    if not original and ep.get("n_steps") == 0:
+        return (
+            f"NOTE: {display}/{_base(traj)} holds no executed action; counted with WES+ 0 "
+            "and WES- 0"
+        )
+    return None
+
+
+def _meta(domain: str, task_id: str) -> str:
+    """A task as the original prints it (TaskMeta.__str__)."""
+    return f"{task_id[:100]}..." if domain == UITARS_DOMAIN else f"{domain}/{task_id}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
+    out = print
+    human = _load_human(args, out)
+    n_human = len({(d, t) for d, t, _, _ in human})
+    out(f"Found {n_human} human tasks")
+    if n_human == 0:
+        where = os.path.abspath(args.human_path or ".")
+        _fail(
+            f"no OSWorld-Human tasks found in {where}: run from the human data folder, or "
+            "pass --human-path DIR or --human-version {" + ",".join(BUNDLED_VERSIONS) + "}"
+        )
+    out("Getting task trajectory")
+    run = _read_run(args, out)
+    original = args.compat == "osworld-human"
+    matches = match_human(run.episodes, human, compat=args.compat)
+    rows, totals = score_run(
+        run.episodes,
+        human,
+        run_id="score.py",
+        benchmark="osworld",
+        human_version=args.human_version or "folder",
+        max_steps_scoring=args.max_steps_scoring,
+        compat=args.compat,
+        extra_t_agent=run.extra_t,
+    )
+    keys = set()
+    for ep, row in zip(run.episodes, rows, strict=True):
+        if original and ep.get("traj_file") is None:
+            continue
+        if row["reward"] is None:
+            continue
+        keys.add(ep.get("instruction") if args.uitars else (ep["domain"], ep["source_task_id"]))
+    out(f"Found {len(keys)} trajectories.")
+
+    new_to_old = {new: old for old, new in thunderbird_old_to_new().items()}
+    skipped = 0
+    for m in matches:
+        if m.episode is None:
+            shown = m.task_id
+            if m.domain == "thunderbird" and m.task_id in new_to_old:
+                shown = new_to_old[m.task_id]
+            out(
+                f"Task '{_meta(m.domain, shown)}' not found in trajectories, skipping "
+                "with score of 0."
+            )
+            skipped += 1
+            continue
+        ep, row = run.episodes[m.episode], rows[m.episode]
+        shown = (ep.get("instruction") or "") if args.uitars else ep["source_task_id"]
+        t, r = row["t_agent"] or 0, row["reward"]
+        note = _zero_steps_note(ep, run.display[m.episode], original)
+        if note:
+            out(note)
+        if t < m.grouped_steps and r > 0.9:
+            out(
+                f"WARN: Task '{_meta(m.domain, shown)}' successfully completed in {t} "
+                f"instead of expected {m.grouped_steps}"
+            )
+
+    out("\n=== RESULTS ===")
+    out(f"Skipped {skipped} tasks that were not found in trajectories.")
+    out(
+        f"Original OSWorld Result: {totals['success_rate_human'] * 100:.2f}% "
+        f"(on {n_human} human tasks)"
+    )
+    out(f"Single Action WES+: {totals['wes_plus_single'] * 100:.2f}")
+    out(f"Grouped Action WES+: {totals['wes_plus_grouped'] * 100:.2f}")
+    out(f"WES-: {totals['wes_minus']:.2f}")
+    out(f"Single Action WES: {100 * totals['wes_single']:.2f}")
+    out(f"Grouped Action WES: {100 * totals['wes_grouped']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,335 @@
+"""Scoring one run: its episodes against one human data version, under one rule set.
+
+`score_run` is the single place where episodes meet human references; the Beam pipeline
+calls it per run and `score.py` calls it in-process, so both give the same figures by
+construction. The rules are those of `deskscore.scorers.wes` (see its docstring for what
+'osworld-human' reproduces and what 'deskscore' fixes).
+
+Order matters for the last printed digit: the WES sums use the builtin `sum` over the human
+tasks in the order given, and the success sum adds left to right from int 0, exactly as
+OSWorld-Human's score.py does, so the printed figures are character-identical to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from deskscore.scorers.success import (
+    is_strict_success,
+    strict_success_rate,
+    success_rate_human,
+    success_rate_run,
+)
+from deskscore.scorers.wes import (
+    as_count,
+    check_compat,
+    mean_t_fail,
+    step_budget,
+    step_ratio,
+    usable_reward,
+    wes_factor,
+    wes_minus,
+    wes_plus,
+)
+
+OSWORLD_DOMAINS: frozenset[str] = frozenset(
+    (
+        "chrome",
+        "gimp",
+        "libreoffice_calc",
+        "libreoffice_impress",
+        "libreoffice_writer",
+        "multi_apps",
+        "os",
+        "thunderbird",
+        "vlc",
+        "vs_code",
+    )
+)
+"""The ten domain folders OSWorld-Human's score.py reads (and counts toward S)."""
+
+UITARS_DOMAIN = "uitars"
+"""Domain of UI-TARS episodes. Human rows with this domain carry the instruction text as
+task_id and match episodes on their `instruction`, as OSWorld-Human keys UI-TARS results."""
+
+_FALLBACK_DOMAIN = "thunderbird"  # renumbered on 2025-02-10; old-id folders still match
+
+
+class HumanMatch(NamedTuple):
+    """One human task, in the order given, and the episode scored for it (None: not found)."""
+
+    domain: str
+    task_id: str
+    single_steps: int
+    grouped_steps: int
+    episode: int | None
+    """Index into the episodes given, or None when the task was not run."""
+
+
+class _Ep(NamedTuple):
+    domain: str
+    task_id: str
+    source_task_id: str
+    instruction: str | None
+    t_agent: int | None
+    r: float | None
+    eligible: bool  # may be matched to a human task
+    counts_for_budget: bool
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def _osworld_human_reward(ep: Mapping) -> float | None:
+    """r as the original reads result.txt: also 'nan' and 'inf', which float() accepts."""
+    status = ep.get("result_status")
+    if status == "ok" or status is None:
+        return usable_reward(ep.get("score"), compat="osworld-human")
+    if status == "unparseable":
+        raw = ep.get("result_raw")
+        if isinstance(raw, str):
+            try:
+                return float(raw)
+            except ValueError:
+                return None
+    return None
+
+
+def _prepare(episodes: Sequence[Any], compat: str) -> list[_Ep]:
+    out = []
+    original = compat == "osworld-human"
+    for ep in episodes:
+        if not isinstance(ep, Mapping):
+            ep = {}
+        domain = _text(ep.get("domain"))
+        task_id = _text(ep.get("task_id"))
+        source = ep.get("source_task_id")
+        source = task_id if source is None else _text(source)
+        instruction = ep.get("instruction")
+        has_traj = "traj_file" not in ep or ep.get("traj_file") is not None
+        if original:
+            t_agent = as_count(ep.get("n_lines"))
+            r = _osworld_human_reward(ep)
+            read_by_original = has_traj and (domain in OSWORLD_DOMAINS or domain == UITARS_DOMAIN)
+            eligible = read_by_original and r is not None
+            counts = read_by_original
+        else:
+            t_agent = as_count(ep.get("n_steps"))
+            status = ep.get("result_status")
+            r = usable_reward(ep.get("score")) if status in ("ok", None) else None
+            eligible = r is not None
+            counts = True
+        out.append(
+            _Ep(
+                domain,
+                task_id,
+                source,
+                instruction if isinstance(instruction, str) else None,
+                t_agent,
+                r,
+                eligible,
+                counts,
+            )
+        )
+    return out
+
+
+def _human_dict(human: Sequence[Any]) -> dict[tuple[str, str], tuple[int, int]]:
+    """Human tasks keyed like the original's dict: a repeated key keeps its first place and
+    takes the last counts. Entries that are not 4-tuples are ignored; counts that are not
+    counts are 0."""
+    out: dict[tuple[str, str], tuple[int, int]] = {}
+    for item in human:
+        try:
+            domain, task_id, single, grouped = item
+        except (TypeError, ValueError):
+            continue
+        out[(_text(domain), _text(task_id))] = (as_count(single) or 0, as_count(grouped) or 0)
+    return out
+
+
+def _match(eps: list[_Ep], hd: dict[tuple[str, str], tuple[int, int]]) -> list[HumanMatch]:
+    by_source: dict[tuple[str, str], int] = {}
+    by_canonical: dict[tuple[str, str], list[int]] = {}
+    by_instruction: dict[str, int] = {}
+    for i, e in enumerate(eps):
+        if not e.eligible:
+            continue
+        if e.domain == UITARS_DOMAIN:
+            if e.instruction is not None:
+                by_instruction[e.instruction] = i  # the original's dict: the last one wins
+            continue
+        by_source[(e.domain, e.source_task_id)] = i
+        by_canonical.setdefault((e.domain, e.task_id), []).append(i)
+    out = []
+    for (domain, task_id), (single, grouped) in hd.items():
+        if domain == UITARS_DOMAIN:
+            idx = by_instruction.get(task_id)
+        else:
+            idx = by_source.get((domain, task_id))
+            if idx is None and domain == _FALLBACK_DOMAIN:
+                # The task's folder under its old id: same canonical id, another source id.
+                older = [
+                    i
+                    for i in by_canonical.get((domain, task_id), ())
+                    if eps[i].source_task_id != task_id
+                ]
+                idx = older[-1] if older else None
+        out.append(HumanMatch(domain, task_id, single, grouped, idx))
+    return out
+
+
+def match_human(
+    episodes: Sequence[Mapping], human: Sequence[tuple[str, str, int, int]], *, compat: str
+) -> list[HumanMatch]:
+    """Each human task (in the order given, repeated keys merged as a dict would) with the
+    episode scored for it. A task is found under its (domain, id) first; a thunderbird task
+    then under its old id (an episode with the same canonical id and another source id)."""
+    check_compat(compat)
+    return _match(_prepare(episodes, compat), _human_dict(human))
+
+
+def _has_ref(e: _Ep, hd: dict[tuple[str, str], tuple[int, int]]) -> tuple[int, int] | None:
+    if e.domain == UITARS_DOMAIN:
+        return hd.get((UITARS_DOMAIN, e.instruction)) if e.instruction is not None else None
+    ref = hd.get((e.domain, e.source_task_id))
+    if ref is None and e.domain == _FALLBACK_DOMAIN:
+        ref = hd.get((e.domain, e.task_id))
+    return ref
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def score_run(
+    episodes: Sequence[Mapping],
+    human: Sequence[tuple[str, str, int, int]],
+    *,
+    run_id: str,
+    benchmark: str,
+    human_version: str,
+    max_steps_scoring: int,
+    compat: str,
+    extra_t_agent: Sequence[int] = (),
+) -> tuple[list[dict], dict]:
+    """EPISODE_SCORES rows (one per episode, in the order given) and the RUN_SCORES row.
+
+    `human` is (domain, task_id, single_steps, grouped_steps) per human task, in the order the
+    sums run (OSWorld-Human's: its dict's order). `extra_t_agent` are step counts of other
+    trajectory files of the run (a task folder holding several *.jsonl): OSWorld-Human counts
+    them toward S. Never raises on episode content: fields that are missing, None, NaN or of
+    the wrong type make the episode count as not run, or its t_agent unknown (scored as 0).
+    """
+    check_compat(compat)
+    eps = _prepare(episodes, compat)
+    hd = _human_dict(human)
+    matches = _match(eps, hd)
+    n_human = len(hd)
+    budget = step_budget(
+        max_steps_scoring,
+        [e.t_agent for e in eps if e.counts_for_budget] + list(extra_t_agent),
+    )
+
+    plus_single: list[float] = []
+    plus_grouped: list[float] = []
+    minus: list[float] = []
+    matched_r: list[float] = []
+    fail_pairs: list[tuple[float, int]] = []
+    per_episode: dict[int, tuple[float, float, float]] = {}
+    for m in matches:
+        if m.episode is None:
+            continue
+        e = eps[m.episode]
+        r = e.r if e.r is not None else 0.0
+        t = e.t_agent or 0
+        ps = wes_plus(r, m.single_steps, t, compat=compat)
+        pg = wes_plus(r, m.grouped_steps, t, compat=compat)
+        wm = wes_minus(r, t, budget)
+        plus_single.append(ps)
+        plus_grouped.append(pg)
+        minus.append(wm)
+        matched_r.append(r)
+        fail_pairs.append((r, t))
+        per_episode[m.episode] = (ps, pg, wm)
+
+    factor = wes_factor(mean_t_fail(fail_pairs), budget)
+    rows = []
+    wes_single_terms: list[float] = []
+    wes_grouped_terms: list[float] = []
+    ratios_single: list[float] = []
+    ratios_grouped: list[float] = []
+    for i, e in enumerate(eps):
+        ref = _has_ref(e, hd)
+        scored = per_episode.get(i)
+        ps = pg = wm = ws = wg = None
+        if scored is not None:
+            ps, pg, wm = scored
+            ws, wg = ps * factor, pg * factor
+        rs = step_ratio(e.t_agent, ref[0]) if ref else None
+        rg = step_ratio(e.t_agent, ref[1]) if ref else None
+        rows.append(
+            {
+                "run_id": run_id,
+                "benchmark": benchmark,
+                "domain": e.domain,
+                "task_id": e.task_id,
+                "human_version": human_version,
+                "max_steps_scoring": max_steps_scoring,
+                "step_budget": budget,
+                "has_human_ref": ref is not None,
+                "scored": scored is not None,
+                "reward": e.r,
+                "success": is_strict_success(e.r) if e.r is not None else None,
+                "t_agent": e.t_agent,
+                "t_human_single": ref[0] if ref else None,
+                "t_human_grouped": ref[1] if ref else None,
+                "step_ratio_single": rs,
+                "step_ratio_grouped": rg,
+                "wes_plus_single": ps,
+                "wes_plus_grouped": pg,
+                "wes_minus": wm,
+                "wes_single": ws,
+                "wes_grouped": wg,
+                "compat": compat,
+            }
+        )
+    # Second-form sums in human order, like the first-form ones.
+    for m in matches:
+        if m.episode is not None:
+            row = rows[m.episode]
+            wes_single_terms.append(row["wes_single"])
+            wes_grouped_terms.append(row["wes_grouped"])
+            if is_strict_success(row["reward"]):
+                if row["step_ratio_single"] is not None:
+                    ratios_single.append(row["step_ratio_single"])
+                if row["step_ratio_grouped"] is not None:
+                    ratios_grouped.append(row["step_ratio_grouped"])
+
+    run_rewards = [e.r for e in eps if e.r is not None]
+    per_n = (lambda xs: sum(xs) / n_human) if n_human else (lambda xs: None)
+    run_row = {
+        "run_id": run_id,
+        "benchmark": benchmark,
+        "human_version": human_version,
+        "max_steps_scoring": max_steps_scoring,
+        "step_budget": budget,
+        "compat": compat,
+        "n_human_tasks": n_human,
+        "n_tasks_run": len(run_rewards),
+        "n_tasks_matched": len(matched_r),
+        "success_rate_run": success_rate_run(run_rewards),
+        "success_rate_human": success_rate_human(matched_r, n_human),
+        "strict_success_rate_run": strict_success_rate(run_rewards),
+        "wes_plus_single": per_n(plus_single),
+        "wes_plus_grouped": per_n(plus_grouped),
+        "wes_minus": per_n(minus),
+        "mean_t_fail": mean_t_fail(fail_pairs),
+        "wes_single": per_n(wes_single_terms),
+        "wes_grouped": per_n(wes_grouped_terms),
+        "mean_step_ratio_single": _mean(ratios_single),
+        "mean_step_ratio_grouped": _mean(ratios_grouped),
+    }
+    return rows, run_row

@@ -1,0 +1,176 @@
+"""The one read-only view over folders, zips (read in place) and fsspec URLs."""
+
+from __future__ import annotations
+
+import io
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from deskscore.collectors.source import SourceError, open_source
+
+TREE = {
+    "run/chrome/task-a/traj.jsonl": b'{"step_num": 1}\n',
+    "run/chrome/task-a/result.txt": b"1\n",
+    "run/args.json": b"{}",
+    "top.txt": b"top",
+}
+
+
+def write_tree(root: Path, files: dict[str, bytes]) -> Path:
+    for rel, data in files.items():
+        assert not rel.startswith("/") and ".." not in rel.split("/"), rel  # stay under root
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    return root
+
+
+def zip_bytes(members: list[tuple[str, bytes]], dirs: tuple[str, ...] = ()) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for d in dirs:
+            zf.writestr(zipfile.ZipInfo(d), b"")
+        for name, data in members:
+            zf.writestr(zipfile.ZipInfo(name), data)
+    return buf.getvalue()
+
+
+def test_folder_lists_relative_posix_paths_sorted(tmp_path: Path) -> None:
+    src = open_source(str(write_tree(tmp_path / "src", TREE)))
+    assert src.kind == "dir"
+    assert src.uri == str((tmp_path / "src").resolve())
+    assert src.files() == sorted(TREE)
+    assert src.read_bytes("run/chrome/task-a/result.txt") == b"1\n"
+    assert src.size("top.txt") == 3
+    assert src.problems == []
+
+
+def test_folder_source_refuses_paths_outside_it(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"outside.txt": b"secret", "src/in.txt": b"x"})
+    src = open_source(str(tmp_path / "src"))
+    with pytest.raises(SourceError):
+        src.read_bytes("../outside.txt")
+
+
+def test_symlink_out_of_the_folder_is_reported_not_followed(tmp_path: Path) -> None:
+    write_tree(tmp_path, {"outside.txt": b"secret", "src/in.txt": b"x"})
+    os.symlink(tmp_path / "outside.txt", tmp_path / "src" / "link.txt")
+    src = open_source(str(tmp_path / "src"))
+    assert src.files() == ["in.txt"]
+    assert [p["reason"] for p in src.problems] == ["unsafe_symlink"]
+    with pytest.raises(SourceError, match="refusing"):
+        src.read_bytes("link.txt")
+    fresh = open_source(str(tmp_path / "src"))  # reading before listing is refused too
+    with pytest.raises(SourceError, match="refusing"):
+        fresh.read_bytes("link.txt")
+
+
+def test_zip_is_read_in_place_skipping_macos_entries_and_folders(tmp_path: Path) -> None:
+    members = [(f"prefix/{k}", v) for k, v in TREE.items()]
+    members += [("__MACOSX/prefix/run/._args.json", b"junk"), ("__MACOSX/._top.txt", b"junk")]
+    path = tmp_path / "run.zip"
+    path.write_bytes(zip_bytes(members, dirs=("prefix/", "prefix/run/")))
+    src = open_source(str(path))
+    assert src.kind == "zip"
+    assert src.files() == sorted(f"prefix/{k}" for k in TREE)
+    assert (
+        src.read_bytes("prefix/run/chrome/task-a/traj.jsonl")
+        == TREE["run/chrome/task-a/traj.jsonl"]
+    )
+    assert src.size("prefix/top.txt") == 3
+    assert not (tmp_path / "prefix").exists()  # nothing was extracted
+
+
+@pytest.mark.parametrize(
+    "name", ["../evil.txt", "ok/../../evil.txt", "/abs/evil.txt", "a\\..\\evil.txt"]
+)
+def test_unsafe_zip_member_names_are_reported_and_never_opened(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "bad.zip"
+    path.write_bytes(zip_bytes([(name, b"evil"), ("fine.txt", b"ok")]))
+    src = open_source(str(path))
+    assert src.files() == ["fine.txt"]
+    assert [(p["location"], p["reason"]) for p in src.problems] == [(name, "unsafe_member_path")]
+    assert "not listed" in src.problems[0]["message"]
+    with pytest.raises(SourceError):
+        src.read_bytes(name)
+    assert not (tmp_path / "evil.txt").exists() and not (tmp_path.parent / "evil.txt").exists()
+
+
+def test_duplicate_zip_members_keep_the_last_and_are_reported(tmp_path: Path) -> None:
+    path = tmp_path / "dup.zip"
+    with pytest.warns(UserWarning, match="Duplicate name"):
+        path.write_bytes(zip_bytes([("a.txt", b"first"), ("a.txt", b"second")]))
+    src = open_source(str(path))
+    assert src.files() == ["a.txt"]
+    assert src.read_bytes("a.txt") == b"second"
+    assert [p["reason"] for p in src.problems] == ["duplicate_member"]
+
+
+def test_corrupt_zip_raises_source_error_that_says_what_to_do(tmp_path: Path) -> None:
+    path = tmp_path / "broken.zip"
+    path.write_bytes(b"PK\x03\x04 this is not really a zip")
+    with pytest.raises(SourceError) as err:
+        open_source(str(path))
+    assert err.value.uri == str(path)
+    assert "unzip -t" in err.value.message
+
+
+def test_member_with_bad_crc_raises_source_error_naming_it(tmp_path: Path) -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("good.txt", b"fine")
+        zf.writestr("bad.txt", b"PAYLOAD-PAYLOAD")
+    data = buf.getvalue().replace(b"PAYLOAD-PAYLOAD", b"PAYLOAD-XAYLOAD")
+    path = tmp_path / "crc.zip"
+    path.write_bytes(data)
+    src = open_source(str(path))
+    assert src.read_bytes("good.txt") == b"fine"
+    with pytest.raises(SourceError) as err:
+        src.read_bytes("bad.txt")
+    assert err.value.location == "bad.txt" and "bad.txt" in str(err.value)
+
+
+def test_encrypted_member_raises_source_error(tmp_path: Path) -> None:
+    raw = bytearray(zip_bytes([("secret.txt", b"hidden")]))
+    for sig, flag_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        at = raw.index(sig) + flag_at
+        raw[at] |= 0x01
+    path = tmp_path / "enc.zip"
+    path.write_bytes(bytes(raw))
+    src = open_source(str(path))
+    with pytest.raises(SourceError, match=r"secret\.txt"):
+        src.read_bytes("secret.txt")
+
+
+def test_memory_url_lists_and_reads_through_fsspec() -> None:
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    for rel, data in TREE.items():
+        fs.pipe_file(f"/srctest/{rel}", data)
+    try:
+        src = open_source("memory://srctest")
+        assert src.kind == "fsspec" and src.uri == "memory://srctest"
+        assert src.files() == sorted(TREE)
+        assert src.read_bytes("run/args.json") == b"{}"
+        assert src.size("top.txt") == 3
+    finally:
+        fs.rm("/srctest", recursive=True)
+
+
+def test_zip_url_is_read_in_place_through_fsspec(tmp_path: Path) -> None:
+    path = tmp_path / "run.zip"
+    path.write_bytes(zip_bytes([(f"p/{k}", v) for k, v in TREE.items()]))
+    src = open_source(path.as_uri())
+    assert src.kind == "zip" and src.uri == path.as_uri()
+    assert src.files() == sorted(f"p/{k}" for k in TREE)
+    assert src.read_bytes("p/top.txt") == b"top"
+    src.close()
+
+
+def test_missing_path_raises_source_error(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="no such folder or file"):
+        open_source(str(tmp_path / "nope"))

@@ -1,0 +1,31 @@
+"""Shared fixtures: where the real reference data lives (beside the repository, never copied in)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"
+
+
+@pytest.fixture(scope="session")
+def reference_data() -> Path:
+    """`../shared/reference-data`; tests that need it skip, loudly, on a checkout without it."""
+    if not REFERENCE_DATA.is_dir():
+        pytest.skip(f"reference data not found at {REFERENCE_DATA} (expected beside the repository)")
+    return REFERENCE_DATA
+
+
+@pytest.fixture(scope="session")
+def human_dirs(reference_data: Path) -> dict[str, Path]:
+    """The two OSWorld-Human data versions, keyed by version name."""
+    base = reference_data / "osworld-human"
+    return {"2025-06": base / "2025-06", "verified": base / "verified"}
+
+
+@pytest.fixture(scope="session")
+def sec_eval_dir(reference_data: Path) -> Path:
+    """Real Claude computer-use runs laid out as <scenario>/<timestamp-status>/."""
+    return reference_data / "osworld-sec-eval" / "sec_eval_results"

@@ -1,0 +1,494 @@
+"""score.py, the drop-in for OSWorld-Human's script, run as a subprocess on generated runs.
+
+Figures are checked against the formulas written out here, on the real human data. When
+OSWORLD_HUMAN_SCORE_PY names a copy of the original script, the whole output is also compared
+with the original's, character for character.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from deskscore.collectors.ids import thunderbird_old_to_new
+
+ROOT = Path(__file__).resolve().parents[1]
+SCORE_PY = ROOT / "score.py"
+PEER_ENV = "OSWORLD_HUMAN_SCORE_PY"
+DOMAINS = (
+    "chrome",
+    "gimp",
+    "libreoffice_calc",
+    "libreoffice_impress",
+    "libreoffice_writer",
+    "multi_apps",
+    "os",
+    "thunderbird",
+    "vlc",
+    "vs_code",
+)
+NEW_TO_OLD = {new: old for old, new in thunderbird_old_to_new().items()}
+FIGURE_PREFIXES = (
+    "Original OSWorld Result:",
+    "Single Action WES+:",
+    "Grouped Action WES+:",
+    "WES-:",
+    "Single Action WES:",
+    "Grouped Action WES:",
+)
+
+
+class Folder(NamedTuple):
+    domain: str
+    name: str
+    lines: list[bytes] | None  # traj.jsonl lines (with endings); None: no *.jsonl
+    result: str | None  # result.txt text; None: no result.txt
+
+
+# ---- human data and generated runs ---------------------------------------------------------
+
+
+def human_in_listdir_order(human_dir: Path) -> list[tuple[str, str, int, int]]:
+    """(domain, id, single, grouped) in the order OSWorld-Human's dict holds them."""
+    out = []
+    for domain in os.listdir(human_dir):
+        if domain not in DOMAINS or not (human_dir / domain).is_dir():
+            continue
+        for name in os.listdir(human_dir / domain):
+            if name.endswith(".json"):
+                data = json.loads((human_dir / domain / name).read_text(encoding="utf-8"))
+                gt = data["human-ground-truth"]
+                out.append(
+                    (domain, data["id"], len(gt["single-action"]), len(gt["grouped-action"]))
+                )
+    return out
+
+
+def _line(rng: random.Random, step: int, action: str) -> bytes:
+    rec = {
+        "step_num": step,
+        "action_timestamp": f"20250301@1200{step % 60:02d}",
+        "action": action,
+        "response": "I will " + rng.choice(("click", "type", "scroll")) + " now. " * 5,
+        "reward": 0,
+        "done": action in ("DONE", "FAIL"),
+        "info": {},
+        "screenshot_file": f"step_{step}_20250301@1200{step % 60:02d}.png",
+    }
+    return json.dumps(rec).encode() + b"\n"
+
+
+def make_run(
+    rng: random.Random, human: list[tuple[str, str, int, int]], n: int, max_steps: int = 30
+) -> list[Folder]:
+    """n task folders over the human tasks (plus one the human data lacks): partial rewards,
+    True/False, missing results, error lines, several actions per turn, old thunderbird ids."""
+    tasks = rng.sample(human, n)
+    tasks += [t for t in human if t[0] == "thunderbird"][:3]
+    folders = []
+    seen = set()
+    for domain, task_id, single, grouped in tasks:
+        name = task_id
+        if domain == "thunderbird" and task_id in NEW_TO_OLD and rng.random() < 0.5:
+            name = NEW_TO_OLD[task_id]
+        if (domain, name) in seen:
+            continue
+        seen.add((domain, name))
+        success = rng.random() < 0.4
+        turns = max(
+            1,
+            min(
+                max_steps,
+                grouped - 1 if success and rng.random() < 0.2 else rng.randint(single, 3 * single),
+            ),
+        )
+        lines = []
+        for step in range(1, turns + 1):
+            for _ in range(2 if rng.random() < 0.2 else 1):
+                lines.append(_line(rng, step, f"pyautogui.click({rng.randint(0, 999)}, 5)"))
+        lines.append(_line(rng, turns, "DONE" if success else "FAIL"))
+        if rng.random() < 0.08:
+            lines.append(b'{"Error": "Timeout"}\n')
+        roll = rng.random()
+        result = (
+            None
+            if roll < 0.06
+            else (
+                rng.choice(("1", "1.0", "True"))
+                if success
+                else rng.choice(("0", "0.0", "False", "0.5"))
+            )
+        )
+        folders.append(Folder(domain, name, lines, None if result is None else result + "\n"))
+    folders.append(
+        Folder(
+            "chrome", "0000aaaa-0000-4000-8000-000000000000", [_line(rng, 1, "DONE")] * 90, "1\n"
+        )
+    )
+    return folders
+
+
+def write_run(root: Path, folders: list[Folder]) -> Path:
+    for f in folders:
+        d = root / f.domain / f.name
+        d.mkdir(parents=True, exist_ok=True)
+        if f.lines is not None:
+            (d / "traj.jsonl").write_bytes(b"".join(f.lines))
+        if f.result is not None:
+            (d / "result.txt").write_text(f.result, encoding="utf-8")
+        (d / "step_1_20250301@120001.png").write_bytes(b"")
+    return root
+
+
+# ---- the formulas --------------------------------------------------------------------------
+
+
+def _reward(text: str | None) -> float | None:
+    """result.txt as the original reads it; None where it has no number (or stops)."""
+    if text is None or not text.strip():
+        return None
+    first = text.splitlines()[0].strip()
+    if first in ("True", "False"):
+        return float(first == "True")
+    try:
+        return float(first)
+    except ValueError:
+        return None
+
+
+def _steps(lines: list[bytes]) -> int:
+    """Executed actions: lines that are JSON objects and not runner error lines."""
+    n = 0
+    for raw in lines:
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and not ("Error" in rec and "step_num" not in rec):
+            n += 1
+    return n
+
+
+def expected_figures(folders, human, mss, *, deskscore=False) -> list[str]:
+    """The six figure lines, from the formulas (sums left to right in the human order)."""
+
+    def t_of(f):
+        return _steps(f.lines) if deskscore else len(f.lines)
+
+    def r_of(f):
+        r = _reward(f.result)
+        if deskscore and r is not None:
+            r = min(max(r, 0.0), 1.0) if math.isfinite(r) else None
+        return r
+
+    with_traj = [f for f in folders if f.lines is not None]
+    s = max([mss] + [t_of(f) for f in (folders if deskscore else with_traj) if f.lines is not None])
+    found = {
+        (f.domain, f.name): f for f in (folders if deskscore else with_traj) if r_of(f) is not None
+    }
+    keys = {(d, t) for d, t, _, _ in human}
+    n = len(keys)
+    total, ws, wg, wm, fails = 0, [], [], [], []
+    for d, tid, single, grouped in human:
+        f = found.get((d, tid))
+        if f is None and d == "thunderbird" and tid in NEW_TO_OLD:
+            f = found.get((d, NEW_TO_OLD[tid]))
+        if f is None:
+            continue
+        r, t = r_of(f), (t_of(f) if f.lines is not None else 0)
+        cap = (lambda x: min(x, 1.0)) if deskscore else (lambda x: x)
+        ws.append(r * cap(single / t) if t else 0.0)
+        wg.append(r * cap(grouped / t) if t else 0.0)
+        wm.append(-((1 - r) * t / s) if t else 0.0)
+        total += r
+        fails.append((1 - r, t))
+    den = sum(w for w, _ in fails)
+    factor = 1 - (sum(w * t for w, t in fails) / den if den else 0.0) / s
+    sr, ps, pg, m = total / n, sum(ws) / n, sum(wg) / n, sum(wm) / n
+    return [
+        f"Original OSWorld Result: {sr * 100:.2f}% (on {n} human tasks)",
+        f"Single Action WES+: {ps * 100:.2f}",
+        f"Grouped Action WES+: {pg * 100:.2f}",
+        f"WES-: {m:.2f}",
+        f"Single Action WES: {100 * ps * factor:.2f}",
+        f"Grouped Action WES: {100 * pg * factor:.2f}",
+    ]
+
+
+# ---- running -------------------------------------------------------------------------------
+
+
+def run_score(args: list[str], cwd: Path, script: Path = SCORE_PY) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(script), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def figure_lines(stdout: str) -> list[str]:
+    return [ln for ln in stdout.splitlines() if ln.startswith(FIGURE_PREFIXES)]
+
+
+@pytest.fixture(scope="module")
+def humans(human_dirs) -> dict[str, list[tuple[str, str, int, int]]]:
+    return {v: human_in_listdir_order(p) for v, p in human_dirs.items()}
+
+
+@pytest.mark.parametrize("version", ["2025-06", "verified"])
+@pytest.mark.parametrize("mss", [15, 50])
+def test_figures_equal_the_formula_on_real_human_data(tmp_path, human_dirs, humans, version, mss):
+    folders = make_run(random.Random(f"{version}{mss}"), humans["verified"], 60)
+    run = write_run(tmp_path / "run", folders)
+    p = run_score(
+        ["--result-path", str(run), "--max-steps-scoring", str(mss)], cwd=human_dirs[version]
+    )
+    assert p.returncode == 0, p.stderr
+    assert figure_lines(p.stdout) == expected_figures(folders, humans[version], mss)
+    assert f"Found {len(humans[version])} human tasks" in p.stdout.splitlines()
+
+
+def test_deskscore_rules_follow_their_formula(tmp_path, human_dirs, humans):
+    folders = make_run(random.Random(3), humans["verified"], 80)
+    folders.append(Folder("os", "11111111-0000-4000-8000-000000000000", None, "1\n"))
+    run = write_run(tmp_path / "run", folders)
+    p = run_score(
+        [
+            "--result-path",
+            str(run),
+            "--compat",
+            "deskscore",
+            "--human-path",
+            str(human_dirs["verified"]),
+        ],
+        cwd=tmp_path,
+    )
+    assert p.returncode == 0, p.stderr
+    assert figure_lines(p.stdout) == expected_figures(
+        folders, humans["verified"], 15, deskscore=True
+    )
+
+
+def _crash_run(rng: random.Random, human) -> tuple[list[Folder], dict[str, tuple[str, str]]]:
+    """A run holding each input the original stops on, at a task the human data has."""
+    folders = make_run(rng, human, 30)
+    by_key = {(f.domain, f.name): i for i, f in enumerate(folders)}
+    victims = [(d, t) for d, t, _, _ in human if (d, t) in by_key][:6]
+    kinds = ("empty traj", "garbled line", "blank line", "not utf8", "bad result", "empty result")
+    where = {}
+    for kind, (d, t) in zip(kinds, victims, strict=True):
+        f = folders[by_key[(d, t)]]
+        lines = list(f.lines)
+        if kind == "empty traj":
+            f = f._replace(lines=[], result="1\n")
+        elif kind == "garbled line":
+            lines[1] = lines[1][:25] + b"\n"
+            f = f._replace(lines=lines)
+        elif kind == "blank line":
+            f = f._replace(lines=[*lines[:1], b"\n", *lines[1:]])
+        elif kind == "not utf8":
+            f = f._replace(lines=[*lines[:1], b'{"action": "caf\xe9"}\n', *lines[1:]])
+        elif kind == "bad result":
+            f = f._replace(result="abc\n")
+        else:
+            f = f._replace(result="")
+        folders[by_key[(d, t)]] = f
+        where[kind] = (d, t)
+    return folders, where
+
+
+def test_inputs_the_original_stops_on_give_notes_and_figures(tmp_path, human_dirs, humans):
+    folders, where = _crash_run(random.Random(11), humans["verified"])
+    run = write_run(tmp_path / "run", folders)
+    p = run_score(["--result-path", str(run)], cwd=human_dirs["verified"])
+    assert p.returncode == 0, p.stderr
+    notes = [ln for ln in p.stdout.splitlines() if ln.startswith("NOTE: ")]
+
+    def note(kind: str) -> str:
+        d, t = where[kind]
+        hits = [n for n in notes if f"{run}/{d}/{t}/" in n]
+        assert len(hits) == 1, (kind, notes)
+        return hits[0]
+
+    assert "traj.jsonl is empty" in note("empty traj") and "WES+ 0" in note("empty traj")
+    assert "traj.jsonl: line 2 is not valid JSON" in note("garbled line")
+    assert "counted as a step" in note("garbled line")
+    assert "traj.jsonl: line 2 is blank" in note("blank line")
+    assert "traj.jsonl: line 2 is not UTF-8" in note("not utf8")
+    assert "result.txt is unparseable ('abc')" in note("bad result")
+    assert "as if it had no result" in note("bad result")
+    assert "result.txt is empty" in note("empty result")
+    assert figure_lines(p.stdout) == expected_figures(folders, humans["verified"], 15)
+
+
+def test_a_zip_of_the_run_gives_the_same_figures(tmp_path, human_dirs, humans):
+    folders = make_run(random.Random(5), humans["verified"], 50)
+    run = write_run(tmp_path / "run", folders)
+    archive = tmp_path / "run.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in sorted(run.rglob("*")):
+            if path.is_file():
+                z.write(
+                    path, "results/pyautogui/screenshot/model-x/" + path.relative_to(run).as_posix()
+                )
+    figures = []
+    for target in (run, archive):
+        p = run_score(["--result-path", str(target)], cwd=human_dirs["verified"])
+        assert p.returncode == 0, p.stderr
+        figures.append(figure_lines(p.stdout))
+    assert figures[0] == figures[1] == expected_figures(folders, humans["verified"], 15)
+
+
+@pytest.mark.parametrize("version", ["2025-06", "verified"])
+def test_bundled_counts_give_the_figures_of_the_folder(tmp_path, human_dirs, version):
+    folders = make_run(random.Random(version), human_in_listdir_order(human_dirs["verified"]), 90)
+    run = write_run(tmp_path / "run", folders)
+    bundled = run_score(["--result-path", str(run), "--human-version", version], cwd=tmp_path)
+    folder = run_score(
+        ["--result-path", str(run), "--human-path", str(human_dirs[version])], cwd=tmp_path
+    )
+    assert bundled.returncode == 0 and folder.returncode == 0, bundled.stderr + folder.stderr
+    assert figure_lines(bundled.stdout) == figure_lines(folder.stdout)
+    assert len(figure_lines(bundled.stdout)) == 6
+
+
+def test_no_human_tasks_is_an_error_that_says_what_to_pass(tmp_path):
+    run = write_run(tmp_path / "run", [Folder("os", "x", [b"{}\n"], "1\n")])
+    p = run_score(["--result-path", str(run)], cwd=tmp_path)
+    assert p.returncode == 2
+    assert "--human-path" in p.stderr and "--human-version" in p.stderr
+    assert "Found 0 human tasks" in p.stdout
+
+
+# ---- against the original ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def peer() -> Path:
+    path = os.environ.get(PEER_ENV)
+    if not path:
+        pytest.skip(
+            f"{PEER_ENV} is not set: point it at a copy of OSWorld-Human's score.py to "
+            "compare outputs character for character"
+        )
+    return Path(path)
+
+
+def _quirky_run(rng: random.Random, human) -> list[Folder]:
+    """Inputs the original accepts, including its odd corners."""
+    folders = make_run(rng, human, 70)
+    i = rng.randrange(len(folders))
+    f = folders[i]
+    folders[i] = f._replace(lines=[ln.replace(b"\n", b"\r\n") for ln in f.lines])  # CRLF
+    folders.append(Folder("gimp", "not-a-uuid", [b"[1, 2]\n", b"3\n"], " 1e0 \nignored\n"))
+    folders.append(Folder("vlc", "22222222-0000-4000-8000-000000000000", [b"{}\n"], "0.25"))
+    taken = {(f.domain, f.name) for f in folders}
+    tb = next(
+        t
+        for d, t, _, _ in human
+        if d == "thunderbird"
+        and ("thunderbird", t) not in taken
+        and ("thunderbird", NEW_TO_OLD[t]) not in taken
+    )
+    folders.append(Folder("thunderbird", tb, [b"{}\n"] * 3, "1\n"))  # both ids: the new wins
+    folders.append(Folder("thunderbird", NEW_TO_OLD[tb], [b"{}\n"] * 9, "0\n"))
+    d, t, _, _ = next(h for h in human if h[3] >= 3 and (h[0], h[1]) not in taken)
+    folders.append(Folder(d, t, [b'{"action": "DONE"}\n'], "1.0\n"))  # beats the human: WARN
+    return folders
+
+
+def _without_second_form(stdout: str) -> str:
+    return "".join(
+        ln
+        for ln in stdout.splitlines(keepends=True)
+        if not ln.startswith(("Single Action WES:", "Grouped Action WES:"))
+    )
+
+
+@pytest.mark.parametrize("version", ["2025-06", "verified"])
+@pytest.mark.parametrize("seed,mss", [(1, 15), (2, 50), (3, 100)])
+def test_output_is_the_originals_character_for_character(
+    tmp_path, human_dirs, humans, peer, version, seed, mss
+):
+    folders = _quirky_run(random.Random(seed), humans["verified"])
+    run = write_run(tmp_path / "run", folders)
+    # An extra *.jsonl and stray files: read (and counted toward S) by the original too.
+    extra = run / folders[0].domain / folders[0].name / "old.jsonl"
+    extra.write_bytes(b"{}\n" * 40)
+    (run / "chrome" / "notes.txt").write_text("x")
+    (run / "args.json").write_text("{}")
+    args = ["--result-path", str(run), "--max-steps-scoring", str(mss)]
+    original = run_score(args, cwd=human_dirs[version], script=peer)
+    assert original.returncode == 0, original.stderr
+    ours = run_score(args, cwd=human_dirs[version])
+    ours_path = run_score([*args, "--human-path", str(human_dirs[version])], cwd=tmp_path)
+    assert _without_second_form(ours.stdout) == original.stdout
+    assert ours_path.stdout == ours.stdout
+    assert "WARN: Task" in original.stdout and "not found in trajectories" in original.stdout
+
+
+def test_a_nan_result_prints_nan_like_the_original(tmp_path, human_dirs, humans, peer):
+    folders = make_run(random.Random(8), humans["verified"], 20)
+    f = next(i for i, x in enumerate(folders) if x.result is not None and x.lines)
+    folders[f] = folders[f]._replace(result="nan\n")
+    run = write_run(tmp_path / "run", folders)
+    args = ["--result-path", str(run)]
+    original = run_score(args, cwd=human_dirs["verified"], script=peer)
+    ours = run_score(args, cwd=human_dirs["verified"])
+    assert original.returncode == 0
+    assert _without_second_form(ours.stdout) == original.stdout
+    assert "WES-: nan" in original.stdout
+
+
+def write_uitars_run(root: Path, human_dir: Path, rng: random.Random, n: int) -> None:
+    """UI-TARS folders: data.json (steps, score in the last one) and meta.json (instruction)."""
+    instructions = []
+    for domain in DOMAINS:
+        for name in sorted(os.listdir(human_dir / domain)):
+            instructions.append(json.loads((human_dir / domain / name).read_text())["instruction"])
+    for k, text in enumerate(rng.sample(instructions, n)):
+        d = root / f"task_{k:03d}"
+        d.mkdir(parents=True)
+        steps = [
+            {"inner_step": [{"action": "click", "score": 0}]} for _ in range(rng.randint(1, 40))
+        ]
+        steps[-1]["inner_step"][0]["score"] = rng.choice((0, 1, 1.0, 0.0))
+        (d / "data.json").write_text(json.dumps(steps))
+        (d / "meta.json").write_text(json.dumps({"query": text}))
+
+
+def test_uitars_output_is_the_originals(tmp_path, human_dirs, peer):
+    root = tmp_path / "uitars"
+    write_uitars_run(root, human_dirs["verified"], random.Random(4), 40)
+    args = ["--result-path", str(root), "--uitars", "--max-steps-scoring", "30"]
+    original = run_score(args, cwd=human_dirs["verified"], script=peer)
+    assert original.returncode == 0, original.stderr
+    ours = run_score(args, cwd=human_dirs["verified"])
+    assert _without_second_form(ours.stdout) == original.stdout
+
+
+def test_score_py_imports_no_heavy_library(tmp_path, human_dirs):
+    run = write_run(tmp_path / "run", [Folder("os", "x", [b"{}\n"], "1\n")])
+    p = subprocess.run(
+        [sys.executable, "-X", "importtime", str(SCORE_PY), "--result-path", str(run)],
+        cwd=human_dirs["verified"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert p.returncode == 0
+    imported = {ln.rsplit("|", 1)[-1].strip().split(".")[0] for ln in p.stderr.splitlines()}
+    assert "deskscore" in imported
+    assert not imported & {"pyarrow", "polars", "duckdb", "apache_beam", "fsspec", "numpy"}
