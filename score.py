@@ -28,12 +28,13 @@ import sys
 from collections.abc import Callable
 
 try:
-    from deskscore.collectors.human import BUNDLED_VERSIONS, OSWORLD_DOMAINS, HumanSkip
+    from deskscore.collectors.human import BUNDLED_VERSIONS, HumanSkip
     from deskscore.collectors.human import iter_human_tasks as _iter_human_tasks
     from deskscore.collectors.ids import thunderbird_old_to_new
     from deskscore.collectors.layout import RunFolder, TaskFolder
     from deskscore.collectors.osworld import count_lines, read_episode
-    from deskscore.scorers.run import UITARS_DOMAIN, match_human, score_run
+    from deskscore.scorers.domains import OSWORLD_DOMAINS, UITARS_DOMAIN
+    from deskscore.scorers.run import match_human, score_run
 except ImportError as _e:  # pragma: no cover - only without the package installed
     sys.exit(f"score.py needs the deskscore package ({_e}); install it with `pip install -e .`")
 

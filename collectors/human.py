@@ -23,20 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from deskscore.collectors.ids import canonical_task_id, source_id, thunderbird_old_to_new
-
-OSWORLD_DOMAINS: tuple[str, ...] = (
-    "chrome",
-    "gimp",
-    "libreoffice_calc",
-    "libreoffice_impress",
-    "libreoffice_writer",
-    "multi_apps",
-    "os",
-    "thunderbird",
-    "vlc",
-    "vs_code",
-)
-"""The ten OSWorld domains; OSWorld-Human's score.py reads exactly these folders."""
+from deskscore.scorers.domains import OSWORLD_DOMAINS
 
 BUNDLED_VERSIONS: tuple[str, ...] = ("2025-06", "verified")
 """Human data versions whose step counts ship in `deskscore.datasets`."""

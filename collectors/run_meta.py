@@ -237,28 +237,27 @@ def _fingerprint(source: Source, files: list[str], run_path: str) -> str:
     return h.hexdigest()
 
 
+def _read_summary(source: Source, run_path: str, q: _Q) -> tuple[dict | None, str | None]:
+    """The nearest readable runner summary: summary/results.json first, all_result.json else."""
+    for name, reader in (
+        ("summary/results.json", _read_results_json),
+        ("all_result.json", _read_all_result),
+    ):
+        for folder in _ancestors(run_path):
+            path = _at(folder, name)
+            if source.exists(path):
+                reported = reader(source, path, q)
+                if reported is not None:
+                    return reported, name
+    return None, None
+
+
 def read_run_meta(source: Source, run: RunFolder, *, run_id: str, benchmark: str) -> RunMeta:
     """RUNS row, the runner's reported per-task results, and quarantine for bad meta files."""
     q = _Q(source.uri, run_id, benchmark)
     args, args_text = _read_args(source, run.run_path, q)
 
-    reported: dict | None = None
-    summary_source = None
-    for folder in _ancestors(run.run_path):
-        path = _at(folder, "summary/results.json")
-        if source.exists(path):
-            reported = _read_results_json(source, path, q)
-            if reported is not None:
-                summary_source = "summary/results.json"
-                break
-    if reported is None:
-        for folder in _ancestors(run.run_path):
-            path = _at(folder, "all_result.json")
-            if source.exists(path):
-                reported = _read_all_result(source, path, q)
-                if reported is not None:
-                    summary_source = "all_result.json"
-                    break
+    reported, summary_source = _read_summary(source, run.run_path, q)
 
     space, obs, model = levels_meta(run.run_path)
     if args:

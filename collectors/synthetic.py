@@ -34,18 +34,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-DOMAINS = (
-    "chrome",
-    "gimp",
-    "libreoffice_calc",
-    "libreoffice_impress",
-    "libreoffice_writer",
-    "multi_apps",
-    "os",
-    "thunderbird",
-    "vlc",
-    "vs_code",
-)
+from deskscore.scorers.domains import OSWORLD_DOMAINS
+
 ACTION_SPACES = ("pyautogui", "claude_computer_use", "computer_13")
 SCREENSHOT_MODES = ("none", "tiny", "realistic")
 SCREEN = (1920, 1080)
@@ -805,7 +795,7 @@ class _Shots:
         stride = 1 + 3 * w
         base = self._base.get(domain)
         if base is None:
-            hue = DOMAINS.index(domain) if domain in DOMAINS else 0
+            hue = OSWORLD_DOMAINS.index(domain) if domain in OSWORLD_DOMAINS else 0
             row = b"\x00" + bytes((30 + 20 * hue % 200, 40, 90 + 13 * hue % 150)) * w
             top = b"\x00" + b"\x14\x14\x14" * w
             base = self._base[domain] = bytearray(top * 3 + row * (h - 3))
@@ -832,7 +822,7 @@ class _Shots:
         base = self._base.get(task_id)
         if base is None:
             self._base.clear()
-            hue = DOMAINS.index(domain) if domain in DOMAINS else 0
+            hue = OSWORLD_DOMAINS.index(domain) if domain in OSWORLD_DOMAINS else 0
             base = self._image.new("RGB", (w, h), (44, 0, 30))
             d = self._draw.Draw(base)
             d.rectangle((0, 0, w, 24), fill=(29, 29, 29))

@@ -96,7 +96,11 @@ class Warehouse:
             paths = self.files(name)
         else:
             base = self.partition_dir(name, partition)
-            paths = sorted(p for p in base.glob("*.parquet") if not p.name.startswith(".")) if base.is_dir() else []
+            paths = (
+                sorted(p for p in base.glob("*.parquet") if not p.name.startswith("."))
+                if base.is_dir()
+                else []
+            )
         if not paths:
             return schema.empty_table()
         parts = [pq.read_table(p).select(schema.names).cast(schema) for p in paths]

@@ -12,22 +12,38 @@ from deskscore.pipelines.output import FORMATS
 DEFAULT_WAREHOUSE = "warehouse"
 COMPAT_HELP = (
     "scoring rules: 'deskscore' (default) counts executed actions as t_agent (runner error "
-    "lines and blank or garbled lines are not steps), scores an episode with no action 0 "
-    "instead of dividing by zero, and treats an empty or unparseable result.txt as not run; "
-    "'osworld-human' reproduces OSWorld-Human's score.py exactly, quirks included "
-    "(t_agent = lines of traj.jsonl)"
+    "lines and blank or garbled lines are not steps), scores an episode with no action 0 instead "
+    "of dividing by zero, treats an empty, unparseable or non-finite result.txt as not run, "
+    "clamps r into [0, 1] and caps a task's WES+ at r; 'osworld-human' reproduces OSWorld-Human's "
+    "score.py exactly, quirks included (t_agent = lines of traj.jsonl). See the README."
 )
 
 
 def _warehouse_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--warehouse", default=DEFAULT_WAREHOUSE, help="warehouse folder (default: ./warehouse)")
+    p.add_argument(
+        "--warehouse", default=DEFAULT_WAREHOUSE, help="warehouse folder (default: ./warehouse)"
+    )
 
 
 def _score_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-steps-scoring", type=int, default=15, help="S floor for WES- and WES (default 15, as OSWorld-Human)")
-    p.add_argument("--human-version", default="verified", choices=("2025-06", "verified"), help="OSWorld-Human data version (default verified)")
-    p.add_argument("--human-path", help="an OSWorld-Human data folder to read instead of the bundled figures")
-    p.add_argument("--compat", default="deskscore", choices=("deskscore", "osworld-human"), help=COMPAT_HELP)
+    p.add_argument(
+        "--max-steps-scoring",
+        type=int,
+        default=15,
+        help="S floor for WES- and WES (default 15, as OSWorld-Human)",
+    )
+    p.add_argument(
+        "--human-version",
+        default="verified",
+        choices=("2025-06", "verified"),
+        help="OSWorld-Human data version (default verified)",
+    )
+    p.add_argument(
+        "--human-path", help="an OSWorld-Human data folder to read instead of the bundled figures"
+    )
+    p.add_argument(
+        "--compat", default="deskscore", choices=("deskscore", "osworld-human"), help=COMPAT_HELP
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,19 +54,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("ingest", help="read archives (folders, .zip, fsspec URLs) into the warehouse")
+    p = sub.add_parser(
+        "ingest", help="read archives (folders, .zip, fsspec URLs) into the warehouse"
+    )
     p.add_argument("sources", nargs="+", help="result folders, .zip archives or fsspec URLs")
     _warehouse_arg(p)
-    p.add_argument("--layout", help="where task folders sit, e.g. '{domain}/{task_id}' (default: find <domain>/<uuid>/ folders)")
-    p.add_argument("--benchmark", default="osworld", help="benchmark name stored with the runs (default osworld)")
+    p.add_argument(
+        "--layout",
+        help="where task folders sit, e.g. '{domain}/{task_id}' (default: find <domain>/<uuid>/ folders)",
+    )
+    p.add_argument(
+        "--benchmark",
+        default="osworld",
+        help="benchmark name stored with the runs (default osworld)",
+    )
 
-    p = sub.add_parser("score", help="compute episode and run scores (success, WES+, WES-, WES, step ratios)")
+    p = sub.add_parser(
+        "score", help="compute episode and run scores (success, WES+, WES-, WES, step ratios)"
+    )
     _warehouse_arg(p)
     _score_args(p)
-    p.add_argument("--run", action="append", dest="runs", help="score only this run id (repeatable)")
+    p.add_argument(
+        "--run", action="append", dest="runs", help="score only this run id (repeatable)"
+    )
 
     p = sub.add_parser("sql", help="run a SQL query against the warehouse views")
-    p.add_argument("query", help="SQL, e.g. \"SELECT * FROM leaderboard\"")
+    p.add_argument("query", help='SQL, e.g. "SELECT * FROM leaderboard"')
     _warehouse_arg(p)
     p.add_argument("--format", default="table", choices=FORMATS)
 
@@ -61,8 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compat", choices=("deskscore", "osworld-human"))
     p.add_argument("--format", default="table", choices=FORMATS)
 
-    p = sub.add_parser("demo", help="generate a demo archive, ingest it, score it, print the leaderboard")
-    p.add_argument("--out", default="demo", help="folder for the archive and the warehouse (default ./demo)")
+    p = sub.add_parser(
+        "demo", help="generate a demo archive, ingest it, score it, print the leaderboard"
+    )
+    p.add_argument(
+        "--out", default="demo", help="folder for the archive and the warehouse (default ./demo)"
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-steps-scoring", type=int, default=50)
     p.add_argument(

@@ -18,7 +18,9 @@ class UserError(Exception):
 def _existing_warehouse(path: str) -> Path:
     root = Path(path)
     if not root.is_dir():
-        raise UserError(f"no warehouse at {root}: run 'deskscore ingest SOURCE --warehouse {root}' first")
+        raise UserError(
+            f"no warehouse at {root}: run 'deskscore ingest SOURCE --warehouse {root}' first"
+        )
     return root
 
 
@@ -85,9 +87,17 @@ def cmd_ingest(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
 
     started = time.perf_counter()
     with progress.show("ingest", ["task folders", "episodes", "runs written"]):
-        result = run_ingest(args.sources, args.warehouse, benchmark=args.benchmark, layout=args.layout, beam_args=beam_args)
+        result = run_ingest(
+            args.sources,
+            args.warehouse,
+            benchmark=args.benchmark,
+            layout=args.layout,
+            beam_args=beam_args,
+        )
     print(reconciliation(args.warehouse, args.sources, result.counters))
-    print(f"ingested {len(args.sources)} source(s) into {args.warehouse} in {time.perf_counter() - started:.1f} s")
+    print(
+        f"ingested {len(args.sources)} source(s) into {args.warehouse} in {time.perf_counter() - started:.1f} s"
+    )
     return 0
 
 
@@ -158,7 +168,11 @@ def leaderboard_text(warehouse: str, fmt: str = "table", **filters: Any) -> str:
     cols = ", ".join(c for c, _ in LEADERBOARD_COLUMNS)
     relation = con.sql(f"SELECT {cols} FROM leaderboard WHERE {where}", params=params)
     rows = relation.fetchall()
-    headers = [h for _, h in LEADERBOARD_COLUMNS] if fmt in {"table", "md"} else [c for c, _ in LEADERBOARD_COLUMNS]
+    headers = (
+        [h for _, h in LEADERBOARD_COLUMNS]
+        if fmt in {"table", "md"}
+        else [c for c, _ in LEADERBOARD_COLUMNS]
+    )
     return render(headers, rows, fmt)
 
 
@@ -187,7 +201,9 @@ def cmd_demo(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     started = time.perf_counter()
     demo = write_demo_archive(out / "archive", seed=args.seed, screenshots=args.screenshots)
     sources = [str(s) for s in demo.sources]
-    print(f"wrote a demo archive of {len(sources)} source(s) under {out / 'archive'} in {time.perf_counter() - started:.1f} s")
+    print(
+        f"wrote a demo archive of {len(sources)} source(s) under {out / 'archive'} in {time.perf_counter() - started:.1f} s"
+    )
     with progress.show("ingest", ["task folders", "episodes", "runs written"]):
         result = run_ingest(sources, warehouse, beam_args=beam_args)
     print(reconciliation(warehouse, sources, result.counters))
@@ -196,5 +212,7 @@ def cmd_demo(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     print()
     print(f"Leaderboard (OSWorld-Human verified, S >= {args.max_steps_scoring}, deskscore rules)")
     print(leaderboard_text(warehouse))
-    print(f"\ndone in {time.perf_counter() - started:.1f} s; explore with: deskscore sql --warehouse {warehouse} \"SELECT * FROM per_domain\"")
+    print(
+        f'\ndone in {time.perf_counter() - started:.1f} s; explore with: deskscore sql --warehouse {warehouse} "SELECT * FROM per_domain"'
+    )
     return 0

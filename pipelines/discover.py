@@ -15,7 +15,9 @@ RUNS_TAG = "runs"
 PROBLEMS_TAG = "problems"
 
 
-def _problem_rows(source: str, benchmark: str, run_id: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _problem_rows(
+    source: str, benchmark: str, run_id: str, items: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     return [
         {
             "run_id": run_id,
@@ -56,7 +58,11 @@ class DiscoverFn(beam.DoFn):
             item = {"location": "", "reason": "unreadable_source", "message": str(exc)}
             yield beam.pvalue.TaggedOutput(
                 PROBLEMS_TAG,
-                SourceProblem(source_id(uri), self.benchmark, _problem_rows(uri, self.benchmark, source_id(uri), [item])),
+                SourceProblem(
+                    source_id(uri),
+                    self.benchmark,
+                    _problem_rows(uri, self.benchmark, source_id(uri), [item]),
+                ),
             )
             return
         files = source.files()
@@ -78,13 +84,18 @@ class DiscoverFn(beam.DoFn):
         if problems:
             sid = source_id(source.uri)
             yield beam.pvalue.TaggedOutput(
-                PROBLEMS_TAG, SourceProblem(sid, self.benchmark, _problem_rows(source.uri, self.benchmark, sid, problems))
+                PROBLEMS_TAG,
+                SourceProblem(
+                    sid, self.benchmark, _problem_rows(source.uri, self.benchmark, sid, problems)
+                ),
             )
         for run in runs:
             rid = make_run_id(source.uri, run.run_path)
             meta = read_run_meta(source, run, run_id=rid, benchmark=self.benchmark)
             self.runs_found.inc()
-            yield beam.pvalue.TaggedOutput(RUNS_TAG, RunWork(rid, self.benchmark, meta.run, meta.quarantine))
+            yield beam.pvalue.TaggedOutput(
+                RUNS_TAG, RunWork(rid, self.benchmark, meta.run, meta.quarantine)
+            )
             for task in run.tasks:
                 self.tasks_found.inc()
                 progress.tick("task folders")
@@ -108,6 +119,6 @@ class DiscoverTasks(beam.PTransform):
         self.layout = layout
 
     def expand(self, sources: beam.PCollection) -> beam.pvalue.DoOutputsTuple:
-        return sources | "Discover" >> beam.ParDo(DiscoverFn(self.benchmark, self.layout)).with_outputs(
-            RUNS_TAG, PROBLEMS_TAG, main="tasks"
-        )
+        return sources | "Discover" >> beam.ParDo(
+            DiscoverFn(self.benchmark, self.layout)
+        ).with_outputs(RUNS_TAG, PROBLEMS_TAG, main="tasks")

@@ -28,14 +28,20 @@ def run_ingest(
 ) -> IngestResult:
     """Ingest `sources` into `warehouse` with Beam and return the run's counters."""
     p = pipeline(beam_args)
-    found = p | "Sources" >> beam.Create(sorted(set(sources))) | "DiscoverTasks" >> DiscoverTasks(benchmark, layout)
+    found = (
+        p
+        | "Sources" >> beam.Create(sorted(set(sources)))
+        | "DiscoverTasks" >> DiscoverTasks(benchmark, layout)
+    )
     episodes = found.tasks | "ReadEpisodes" >> ReadEpisodes()
     written = {
         "runs": found[RUNS_TAG],
         "problems": found[PROBLEMS_TAG],
         "episodes": episodes,
     } | "WriteRunTables" >> WriteRunTables(warehouse)
-    _ = written | "CountFiles" >> beam.Map(lambda _: beam.metrics.Metrics.counter("ingest", "files_written").inc())
+    _ = written | "CountFiles" >> beam.Map(
+        lambda _: beam.metrics.Metrics.counter("ingest", "files_written").inc()
+    )
     result = p.run()
     result.wait_until_finish()
     values = counters(result)

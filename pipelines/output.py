@@ -35,10 +35,15 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "table", digits: int = 2) -> str:
+def render(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "table", digits: int = 2
+) -> str:
     """`rows` under `columns` as text in `fmt`; numbers right-aligned in tables."""
     if fmt == "json":
-        return json.dumps([{c: _json_value(v) for c, v in zip(columns, row, strict=True)} for row in rows], indent=2)
+        return json.dumps(
+            [{c: _json_value(v) for c, v in zip(columns, row, strict=True)} for row in rows],
+            indent=2,
+        )
     if fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
@@ -47,17 +52,31 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "ta
         return buf.getvalue().rstrip("\n")
     cells = [[_cell(v, digits) for v in row] for row in rows]
     numeric = [
-        all(isinstance(row[i], int | float) and not isinstance(row[i], bool) for row in rows if row[i] is not None)
+        all(
+            isinstance(row[i], int | float) and not isinstance(row[i], bool)
+            for row in rows
+            if row[i] is not None
+        )
         for i in range(len(columns))
     ]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
 
     def line(values: Sequence[str]) -> str:
-        parts = [v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric, strict=True)]
+        parts = [
+            v.rjust(w) if num else v.ljust(w)
+            for v, w, num in zip(values, widths, numeric, strict=True)
+        ]
         return ("| " + " | ".join(parts) + " |") if fmt == "md" else "  ".join(parts).rstrip()
 
     if fmt == "md":
-        rule = "|" + "|".join(("-" * (w + 1) + ":") if num else ("-" * (w + 2)) for w, num in zip(widths, numeric, strict=True)) + "|"
+        rule = (
+            "|"
+            + "|".join(
+                ("-" * (w + 1) + ":") if num else ("-" * (w + 2))
+                for w, num in zip(widths, numeric, strict=True)
+            )
+            + "|"
+        )
     else:
         rule = "  ".join("-" * w for w in widths)
     out = [line(list(columns)), rule, *(line(r) for r in cells)]

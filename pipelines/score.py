@@ -11,7 +11,9 @@ from deskscore.pipelines.runner import counters, pipeline
 from deskscore.pipelines.scoring import ScoreConfig, ScoreRuns
 
 
-def human_refs(warehouse: Warehouse, version: str, human_path: str | None = None) -> list[tuple[str, str, int, int]]:
+def human_refs(
+    warehouse: Warehouse, version: str, human_path: str | None = None
+) -> list[tuple[str, str, int, int]]:
     """The human reference counts to score against, and make sure the warehouse holds them.
 
     With `human_path`, the OSWorld-Human folder is read and its tasks and human_refs are
@@ -26,7 +28,9 @@ def human_refs(warehouse: Warehouse, version: str, human_path: str | None = None
         warehouse.write("tasks", tasks, part)
         warehouse.write("human_refs", refs, {"human_version": version})
         if quarantine:
-            warehouse.write("quarantine", quarantine, {"benchmark": "osworld", "run_id": f"human-{version}"})
+            warehouse.write(
+                "quarantine", quarantine, {"benchmark": "osworld", "run_id": f"human-{version}"}
+            )
     else:
         existing = warehouse.read("human_refs", {"human_version": version})
         if existing.num_rows:
@@ -46,7 +50,38 @@ def human_refs(warehouse: Warehouse, version: str, human_path: str | None = None
             ]
             warehouse.write("human_refs", refs, {"human_version": version})
     ordered = sorted(refs, key=lambda r: (r["domain"], r["task_id"]))
-    return [(r["domain"], r["task_id"], int(r["single_steps"]), int(r["grouped_steps"])) for r in ordered]
+    return [
+        (r["domain"], r["task_id"], int(r["single_steps"]), int(r["grouped_steps"]))
+        for r in ordered
+    ]
+
+
+def human_by_instruction(warehouse: Warehouse, version: str) -> list[tuple[str, str, int, int]]:
+    """('uitars', instruction, single, grouped) for UI-TARS runs, which name tasks by instruction.
+
+    Instructions come from the `tasks` table, which only a human data folder fills
+    (`--human-path`): the bundled figures carry ids and counts, no text.
+    """
+    from deskscore.scorers.run import UITARS_DOMAIN
+
+    tasks = warehouse.read("tasks", {"benchmark": "osworld", "data_version": version}).to_pylist()
+    refs = {
+        (r["domain"], r["task_id"]): r
+        for r in warehouse.read("human_refs", {"human_version": version}).to_pylist()
+    }
+    out = []
+    for t in sorted(tasks, key=lambda t: (t["domain"], t["task_id"])):
+        ref = refs.get((t["domain"], t["task_id"]))
+        if ref is not None and t["instruction"] is not None:
+            out.append(
+                (
+                    UITARS_DOMAIN,
+                    t["instruction"],
+                    int(ref["single_steps"]),
+                    int(ref["grouped_steps"]),
+                )
+            )
+    return out
 
 
 def run_score(
@@ -62,13 +97,26 @@ def run_score(
     """Score every run (or `run_ids`) of the warehouse; returns the pipeline's counters."""
     wh = Warehouse(warehouse_root)
     human = human_refs(wh, human_version, human_path)
-    runs = wh.read("runs").select(["benchmark", "run_id"]).to_pylist()
-    keys = sorted({(r["benchmark"], r["run_id"]) for r in runs if not run_ids or r["run_id"] in run_ids})
+    runs = wh.read("runs").select(["benchmark", "run_id", "format"]).to_pylist()
+    keys = sorted(
+        {
+            (r["benchmark"], r["run_id"], r["format"])
+            for r in runs
+            if not run_ids or r["run_id"] in run_ids
+        }
+    )
     if not keys:
         return {"runs_scored": 0}
     config = ScoreConfig(human_version, max_steps_scoring, compat)
     p = pipeline(beam_args)
-    _ = p | "Runs" >> beam.Create(keys) | "ScoreRuns" >> ScoreRuns(str(wh.root), human, config)
+    by_instruction = (
+        human_by_instruction(wh, human_version) if any(k[2] == "uitars" for k in keys) else []
+    )
+    _ = (
+        p
+        | "Runs" >> beam.Create(keys)
+        | "ScoreRuns" >> ScoreRuns(str(wh.root), human, config, by_instruction)
+    )
     result = p.run()
     result.wait_until_finish()
     return counters(result)

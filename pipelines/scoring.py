@@ -25,9 +25,16 @@ class ScoreConfig(NamedTuple):
 class ScoreRunFn(beam.DoFn):
     """(benchmark, run_id) -> paths of the written score files."""
 
-    def __init__(self, warehouse: str, human: Sequence[tuple[str, str, int, int]], config: ScoreConfig) -> None:
+    def __init__(
+        self,
+        warehouse: str,
+        human: Sequence[tuple[str, str, int, int]],
+        config: ScoreConfig,
+        human_by_instruction: Sequence[tuple[str, str, int, int]] = (),
+    ) -> None:
         self.warehouse = warehouse
         self.human = list(human)
+        self.human_by_instruction = list(human_by_instruction)
         self.config = config
         self.scored = Metrics.counter("score", "runs_scored")
         self.episodes = Metrics.counter("score", "episodes_scored")
@@ -37,15 +44,15 @@ class ScoreRunFn(beam.DoFn):
 
         self._wh = Warehouse(self.warehouse)
 
-    def process(self, key: tuple[str, str]) -> Iterator[str]:
+    def process(self, key: tuple[str, str, str]) -> Iterator[str]:
         from deskscore.scorers.run import score_run
 
-        benchmark, run_id = key
+        benchmark, run_id, run_format = key
         part = {"benchmark": benchmark, "run_id": run_id}
         episodes: list[dict[str, Any]] = self._wh.read("episodes", part).to_pylist()
         episode_rows, run_row = score_run(
             episodes,
-            self.human,
+            self.human_by_instruction if run_format == "uitars" else self.human,
             run_id=run_id,
             benchmark=benchmark,
             human_version=self.config.human_version,
@@ -60,13 +67,21 @@ class ScoreRunFn(beam.DoFn):
 
 
 class ScoreRuns(beam.PTransform):
-    """(benchmark, run_id) keys -> score files written."""
+    """(benchmark, run_id, format) keys -> score files written.
 
-    def __init__(self, warehouse: str, human: Sequence[tuple[str, str, int, int]], config: ScoreConfig) -> None:
+    UI-TARS submissions name tasks by instruction, not id: they are scored against
+    `human_by_instruction`, ('uitars', instruction, single, grouped) rows.
+    """
+
+    def __init__(
+        self,
+        warehouse: str,
+        human: Sequence[tuple[str, str, int, int]],
+        config: ScoreConfig,
+        human_by_instruction: Sequence[tuple[str, str, int, int]] = (),
+    ) -> None:
         super().__init__()
-        self.warehouse = warehouse
-        self.human = human
-        self.config = config
+        self.fn = ScoreRunFn(warehouse, human, config, human_by_instruction)
 
     def expand(self, runs: beam.PCollection) -> beam.PCollection:
-        return runs | "Spread" >> beam.Reshuffle() | "Score" >> beam.ParDo(ScoreRunFn(self.warehouse, self.human, self.config))
+        return runs | "Spread" >> beam.Reshuffle() | "Score" >> beam.ParDo(self.fn)

@@ -29,8 +29,12 @@ class WriteRunFn(beam.DoFn):
         run_id, groups = element
         runs = list(groups.get("runs", ()))
         problems = list(groups.get("problems", ()))
-        reads = sorted(groups.get("episodes", ()), key=lambda r: tuple(r.episode[k] for k in _EPISODE_KEY))
-        benchmark = (runs or problems)[0].benchmark if (runs or problems) else reads[0].episode["benchmark"]
+        reads = sorted(
+            groups.get("episodes", ()), key=lambda r: tuple(r.episode[k] for k in _EPISODE_KEY)
+        )
+        benchmark = (
+            (runs or problems)[0].benchmark if (runs or problems) else reads[0].episode["benchmark"]
+        )
         part = {"benchmark": benchmark, "run_id": run_id}
         quarantine = [row for work in runs for row in work.quarantine]
         quarantine += [row for problem in problems for row in problem.quarantine]
@@ -61,4 +65,8 @@ class WriteRunTables(beam.PTransform):
             "problems": inputs["problems"] | "KeyProblems" >> beam.Map(lambda p: (p.run_id, p)),
             "episodes": inputs["episodes"],
         }
-        return keyed | "ByRun" >> beam.CoGroupByKey() | "Write" >> beam.ParDo(WriteRunFn(self.warehouse))
+        return (
+            keyed
+            | "ByRun" >> beam.CoGroupByKey()
+            | "Write" >> beam.ParDo(WriteRunFn(self.warehouse))
+        )

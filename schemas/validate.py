@@ -49,7 +49,12 @@ def arrow_schema(name: str) -> pa.Schema:
 
     decl = table(name)
     fields = [
-        pa.field(f.name, _arrow_type(f.type), nullable=not f.required, metadata={"doc": f.doc, "type": f.type})
+        pa.field(
+            f.name,
+            _arrow_type(f.type),
+            nullable=not f.required,
+            metadata={"doc": f.doc, "type": f.type},
+        )
         for f in decl.fields
     ]
     return pa.schema(

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from deskscore.scorers.domains import OSWORLD_DOMAINS, UITARS_DOMAIN
 from deskscore.scorers.success import (
     is_strict_success,
     strict_success_rate,
@@ -32,26 +33,6 @@ from deskscore.scorers.wes import (
     wes_minus,
     wes_plus,
 )
-
-OSWORLD_DOMAINS: frozenset[str] = frozenset(
-    (
-        "chrome",
-        "gimp",
-        "libreoffice_calc",
-        "libreoffice_impress",
-        "libreoffice_writer",
-        "multi_apps",
-        "os",
-        "thunderbird",
-        "vlc",
-        "vs_code",
-    )
-)
-"""The ten domain folders OSWorld-Human's score.py reads (and counts toward S)."""
-
-UITARS_DOMAIN = "uitars"
-"""Domain of UI-TARS episodes. Human rows with this domain carry the instruction text as
-task_id and match episodes on their `instruction`, as OSWorld-Human keys UI-TARS results."""
 
 _FALLBACK_DOMAIN = "thunderbird"  # renumbered on 2025-02-10; old-id folders still match
 

@@ -39,7 +39,9 @@ def staging_names() -> list[str]:
 
 def mart_names() -> list[str]:
     """Marts in the order they are applied (file names sort them; a mart may use earlier ones)."""
-    return [name.split("_", 1)[1] if name[:2].isdigit() else name for name, _ in _sql_files("marts")]
+    return [
+        name.split("_", 1)[1] if name[:2].isdigit() else name for name, _ in _sql_files("marts")
+    ]
 
 
 def _quote(text: str) -> str:
@@ -50,12 +52,18 @@ def _raw_relation(name: str, root: Path) -> str:
     table_dir = root / name
     if table_dir.is_dir() and any(table_dir.rglob("*.parquet")):
         glob = _quote(str(table_dir / "**" / "*.parquet"))
-        return f"SELECT * FROM read_parquet({glob}, union_by_name = true, hive_partitioning = false)"
-    cols = ", ".join(f"CAST(NULL AS {DUCKDB_TYPES[f.type]}) AS {f.name}" for f in TABLES[name].fields)
+        return (
+            f"SELECT * FROM read_parquet({glob}, union_by_name = true, hive_partitioning = false)"
+        )
+    cols = ", ".join(
+        f"CAST(NULL AS {DUCKDB_TYPES[f.type]}) AS {f.name}" for f in TABLES[name].fields
+    )
     return f"SELECT {cols} WHERE false"
 
 
-def connect(warehouse: str | os.PathLike[str], database: str = ":memory:", read_only: bool = False) -> Any:
+def connect(
+    warehouse: str | os.PathLike[str], database: str = ":memory:", read_only: bool = False
+) -> Any:
     """A DuckDB connection with every staging view and mart defined over `warehouse`."""
     import duckdb
 

@@ -14,7 +14,9 @@ REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"
 def reference_data() -> Path:
     """`../shared/reference-data`; tests that need it skip, loudly, on a checkout without it."""
     if not REFERENCE_DATA.is_dir():
-        pytest.skip(f"reference data not found at {REFERENCE_DATA} (expected beside the repository)")
+        pytest.skip(
+            f"reference data not found at {REFERENCE_DATA} (expected beside the repository)"
+        )
     return REFERENCE_DATA
 
 

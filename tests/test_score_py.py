@@ -20,22 +20,11 @@ from typing import NamedTuple
 import pytest
 
 from deskscore.collectors.ids import thunderbird_old_to_new
+from deskscore.scorers.domains import OSWORLD_DOMAINS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCORE_PY = ROOT / "score.py"
 PEER_ENV = "OSWORLD_HUMAN_SCORE_PY"
-DOMAINS = (
-    "chrome",
-    "gimp",
-    "libreoffice_calc",
-    "libreoffice_impress",
-    "libreoffice_writer",
-    "multi_apps",
-    "os",
-    "thunderbird",
-    "vlc",
-    "vs_code",
-)
 NEW_TO_OLD = {new: old for old, new in thunderbird_old_to_new().items()}
 FIGURE_PREFIXES = (
     "Original OSWorld Result:",
@@ -61,7 +50,7 @@ def human_in_listdir_order(human_dir: Path) -> list[tuple[str, str, int, int]]:
     """(domain, id, single, grouped) in the order OSWorld-Human's dict holds them."""
     out = []
     for domain in os.listdir(human_dir):
-        if domain not in DOMAINS or not (human_dir / domain).is_dir():
+        if domain not in OSWORLD_DOMAINS or not (human_dir / domain).is_dir():
             continue
         for name in os.listdir(human_dir / domain):
             if name.endswith(".json"):
@@ -455,7 +444,7 @@ def test_a_nan_result_prints_nan_like_the_original(tmp_path, human_dirs, humans,
 def write_uitars_run(root: Path, human_dir: Path, rng: random.Random, n: int) -> None:
     """UI-TARS folders: data.json (steps, score in the last one) and meta.json (instruction)."""
     instructions = []
-    for domain in DOMAINS:
+    for domain in OSWORLD_DOMAINS:
         for name in sorted(os.listdir(human_dir / domain)):
             instructions.append(json.loads((human_dir / domain / name).read_text())["instruction"])
     for k, text in enumerate(rng.sample(instructions, n)):

@@ -14,7 +14,6 @@ import pytest
 from deskscore.collectors.human import (
     BUNDLED_COLUMNS,
     BUNDLED_VERSIONS,
-    OSWORLD_DOMAINS,
     HumanTask,
     bundled_human_refs,
     bundled_tasks,
@@ -26,6 +25,7 @@ from deskscore.collectors.human import (
     write_bundled,
 )
 from deskscore.schemas import conform_rows
+from deskscore.scorers.domains import OSWORLD_DOMAINS
 
 EXPECTED_TASKS = {"2025-06": 364, "verified": 369}
 

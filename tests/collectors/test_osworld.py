@@ -472,7 +472,9 @@ def test_counting_without_steps_gives_the_same_episode_and_quarantine(tmp_path) 
     for i, profile in enumerate(load_profiles()):
         write_run(tmp_path / f"r{i}", profile, tasks, seed=i, screenshots="none")
     broken = next(tmp_path.rglob("traj.jsonl"))
-    broken.write_bytes(broken.read_bytes() + b'{"step_num": 9, "action": "DONE"\n\n[1]\n{"Error": "x"}\n')
+    broken.write_bytes(
+        broken.read_bytes() + b'{"step_num": 9, "action": "DONE"\n\n[1]\n{"Error": "x"}\n'
+    )
     source = open_source(str(tmp_path))
     compared = 0
     for run in discover(source.files()):

@@ -17,7 +17,6 @@ import pytest
 from deskscore.collectors import synthetic
 from deskscore.collectors.ids import thunderbird_old_to_new
 from deskscore.collectors.synthetic import (
-    DOMAINS,
     AgentProfile,
     load_profiles,
     plan_run,
@@ -25,6 +24,7 @@ from deskscore.collectors.synthetic import (
     write_run,
     write_zip,
 )
+from deskscore.scorers.domains import OSWORLD_DOMAINS
 
 BASE_KEYS = {
     "step_num",
@@ -44,7 +44,7 @@ UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 def made_up_tasks() -> list[dict]:
     """Three tasks per domain with human step counts from 1 to 40, one infeasible per domain."""
     rows = []
-    for d, domain in enumerate(DOMAINS):
+    for d, domain in enumerate(OSWORLD_DOMAINS):
         for k, steps in enumerate((1 + d % 3, 5 + d, 12 + 3 * d)):
             rows.append(
                 {
@@ -98,7 +98,7 @@ def task_folders(files: dict[str, bytes]) -> dict[str, dict[str, bytes]]:
     out: dict[str, dict[str, bytes]] = {}
     for name, data in files.items():
         parts = name.split("/")
-        if len(parts) >= 3 and parts[-3] in DOMAINS and UUID.match(parts[-2]):
+        if len(parts) >= 3 and parts[-3] in OSWORLD_DOMAINS and UUID.match(parts[-2]):
             out.setdefault("/".join(parts[:-1]), {})[parts[-1]] = data
     return out
 
@@ -442,7 +442,7 @@ def test_demo_manifest_counts_match_the_files(demo: synthetic.DemoArchive, demo_
 def test_demo_covers_every_domain_and_the_awkward_cases(demo_folders) -> None:
     everything = [f for folders in demo_folders.values() for f in folders.values()]
     for agent, folders in demo_folders.items():
-        assert {k.split("/")[-2] for k in folders} == set(DOMAINS), agent
+        assert {k.split("/")[-2] for k in folders} == set(OSWORLD_DOMAINS), agent
     texts = {f["result.txt"] for f in everything if "result.txt" in f}
     assert {b"True\n", b"False\n", b"0.5\n"} <= texts
     assert sum(1 for f in everything if "result.txt" not in f) >= 10

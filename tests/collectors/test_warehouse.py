@@ -7,13 +7,23 @@ from deskscore.schemas import SCHEMA_VERSION
 
 
 def _q(i: int) -> dict:
-    return {"run_id": "r1", "benchmark": "osworld", "source": "s", "location": f"f{i}", "reason": "x", "message": "m"}
+    return {
+        "run_id": "r1",
+        "benchmark": "osworld",
+        "source": "s",
+        "location": f"f{i}",
+        "reason": "x",
+        "message": "m",
+    }
 
 
 def test_partitions_are_laid_out_by_benchmark_and_run(tmp_path) -> None:
     wh = Warehouse(tmp_path)
     path = wh.write("quarantine", [_q(1)], {"benchmark": "osworld", "run_id": "r1"})
-    assert path.relative_to(tmp_path).as_posix() == "quarantine/benchmark=osworld/run_id=r1/data.parquet"
+    assert (
+        path.relative_to(tmp_path).as_posix()
+        == "quarantine/benchmark=osworld/run_id=r1/data.parquet"
+    )
     assert schema_version_of(path) == SCHEMA_VERSION
 
 

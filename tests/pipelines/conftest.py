@@ -31,4 +31,10 @@ def small_archive(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     runs = [write_run(results, profiles[i], tasks, seed=i, screenshots="none") for i in range(2)]
     zipped_run = write_run(root / "to_zip", profiles[2], tasks, seed=7, screenshots="none")
     zip_path = write_zip(zipped_run, root / "run3.zip")
-    return {"results": results, "run0": runs[0], "run1": runs[1], "zip": zip_path, "zipped_run": zipped_run}
+    return {
+        "results": results,
+        "run0": runs[0],
+        "run1": runs[1],
+        "zip": zip_path,
+        "zipped_run": zipped_run,
+    }

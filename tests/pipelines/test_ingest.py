@@ -9,7 +9,10 @@ from deskscore.sql import connect
 
 
 def _digest(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*.parquet"))}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*.parquet"))
+    }
 
 
 def _python_lines(path: Path) -> int:
@@ -25,7 +28,7 @@ def _traj_lines(root: Path) -> int:
 def test_every_trajectory_line_becomes_a_step_or_a_quarantine_row(small_archive, tmp_path) -> None:
     result = run_ingest([str(small_archive["results"]), str(small_archive["zip"])], str(tmp_path))
     con = connect(tmp_path)
-    (lines, steps, quarantined), = con.sql(
+    ((lines, steps, quarantined),) = con.sql(
         "SELECT sum(n_lines), (SELECT count(*) FROM steps), sum(n_quarantined) FROM episodes"
     ).fetchall()
     assert lines == steps + quarantined
@@ -44,13 +47,23 @@ def test_ingesting_the_same_sources_twice_changes_nothing(small_archive, tmp_pat
     assert len(first) >= 9  # runs, episodes, steps for each of three runs
 
 
-def test_a_zip_is_read_in_place_and_gives_the_same_episodes_as_its_folder(small_archive, tmp_path) -> None:
+def test_a_zip_is_read_in_place_and_gives_the_same_episodes_as_its_folder(
+    small_archive, tmp_path
+) -> None:
     run_ingest([str(small_archive["zip"]), str(small_archive["zipped_run"])], str(tmp_path))
     episodes = Warehouse(tmp_path).read("episodes").to_pylist()
     by_run: dict[str, list[tuple]] = {}
     for e in episodes:
         by_run.setdefault(e["run_id"], []).append(
-            (e["domain"], e["task_id"], e["n_lines"], e["n_steps"], e["score"], e["result_status"], e["ended_by"])
+            (
+                e["domain"],
+                e["task_id"],
+                e["n_lines"],
+                e["n_steps"],
+                e["score"],
+                e["result_status"],
+                e["ended_by"],
+            )
         )
     assert len(by_run) == 2
     a, b = (sorted(v) for v in by_run.values())
@@ -75,13 +88,38 @@ def test_real_runs_with_another_layout_are_all_accounted_for(sec_eval_dir, tmp_p
         assert n_lines == expected == steps + n_quarantined, folder
 
 
-def test_an_unreadable_source_is_quarantined_and_the_rest_is_ingested(small_archive, tmp_path) -> None:
+def test_an_unreadable_source_is_quarantined_and_the_rest_is_ingested(
+    small_archive, tmp_path
+) -> None:
     broken = tmp_path / "broken.zip"
     broken.write_bytes(b"PK\x03\x04 this is not a zip")
     wh = tmp_path / "wh"
     run_ingest([str(broken), str(small_archive["zip"])], str(wh))
     con = connect(wh)
     assert con.sql("SELECT count(*) FROM runs").fetchall() == [(1,)]
-    reasons = con.sql("SELECT reason, message FROM quarantine WHERE source LIKE '%broken.zip'").fetchall()
+    reasons = con.sql(
+        "SELECT reason, message FROM quarantine WHERE source LIKE '%broken.zip'"
+    ).fetchall()
     assert reasons and reasons[0][0] == "unreadable_source"
     assert "broken.zip" in reasons[0][1]
+
+
+def test_an_fsspec_url_is_ingested_like_the_folder_it_mirrors(small_archive, tmp_path) -> None:
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    results = small_archive["results"]
+    for path in results.rglob("*"):
+        if path.is_file():
+            fs.pipe(f"/mirror/{path.relative_to(results).as_posix()}", path.read_bytes())
+    run_ingest(["memory://mirror", str(results)], str(tmp_path))
+    rows = (
+        connect(tmp_path)
+        .sql(
+            "SELECT source, count(*), sum(n_lines), sum(n_steps), sum(score) FROM episodes JOIN runs USING (run_id) GROUP BY source ORDER BY source"
+        )
+        .fetchall()
+    )
+    assert len(rows) == 2
+    assert rows[0][1:] == rows[1][1:]
+    assert rows[1][0].startswith("memory://")

@@ -28,7 +28,19 @@ def test_arrow_schema_carries_docs_and_version() -> None:
 
 
 def test_conform_rows_fills_missing_columns_with_null() -> None:
-    table = conform_rows("quarantine", [{"run_id": "r", "benchmark": "b", "source": "s", "location": "l", "reason": "x", "message": "m"}])
+    table = conform_rows(
+        "quarantine",
+        [
+            {
+                "run_id": "r",
+                "benchmark": "b",
+                "source": "s",
+                "location": "l",
+                "reason": "x",
+                "message": "m",
+            }
+        ],
+    )
     assert table.num_rows == 1
     assert table.column("line_no").to_pylist() == [None]
 
@@ -40,4 +52,7 @@ def test_conform_rows_rejects_an_invented_column() -> None:
 
 def test_conform_rows_rejects_null_in_a_required_field() -> None:
     with pytest.raises(ValueError, match="required field 'source'"):
-        conform_rows("quarantine", [{"run_id": "r", "benchmark": "b", "location": "l", "reason": "x", "message": "m"}])
+        conform_rows(
+            "quarantine",
+            [{"run_id": "r", "benchmark": "b", "location": "l", "reason": "x", "message": "m"}],
+        )

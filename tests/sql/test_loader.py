@@ -16,7 +16,9 @@ def test_staging_views_only_rename_and_cast_every_schema_column() -> None:
     for name, table in TABLES.items():
         text = resources.files("deskscore.sql").joinpath("staging", f"{name}.sql").read_text()
         casts = re.findall(r"CAST\((\w+) AS ([\w\[\]]+)\)\s+AS (\w+)", text)
-        assert [(c, t) for c, t, _ in casts] == [(f.name, DUCKDB_TYPES[f.type]) for f in table.fields], name
+        assert [(c, t) for c, t, _ in casts] == [
+            (f.name, DUCKDB_TYPES[f.type]) for f in table.fields
+        ], name
         assert "JOIN" not in text.upper() and "WHERE" not in text.upper()
 
 
@@ -32,11 +34,24 @@ def test_a_column_only_newer_files_have_is_kept(tmp_path) -> None:
     import pyarrow.parquet as pq
 
     wh = Warehouse(tmp_path)
-    q = {"run_id": "r1", "benchmark": "osworld", "source": "s", "location": "f", "reason": "x", "message": "m"}
-    wh.write("quarantine", [q | {"run_id": "r2", "excerpt": "new"}], {"benchmark": "osworld", "run_id": "r2"})
+    q = {
+        "run_id": "r1",
+        "benchmark": "osworld",
+        "source": "s",
+        "location": "f",
+        "reason": "x",
+        "message": "m",
+    }
+    wh.write(
+        "quarantine",
+        [q | {"run_id": "r2", "excerpt": "new"}],
+        {"benchmark": "osworld", "run_id": "r2"},
+    )
     old = pa.table({k: [v] for k, v in q.items()})
     target = wh.partition_dir("quarantine", {"benchmark": "osworld", "run_id": "r1"})
     target.mkdir(parents=True)
     pq.write_table(old, target / "data.parquet")
-    rows = connect(tmp_path).sql("SELECT run_id, excerpt FROM quarantine ORDER BY run_id").fetchall()
+    rows = (
+        connect(tmp_path).sql("SELECT run_id, excerpt FROM quarantine ORDER BY run_id").fetchall()
+    )
     assert rows == [("r1", None), ("r2", "new")]
