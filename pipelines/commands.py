@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from deskscore.pipelines.output import render, render_relation
 
@@ -24,8 +25,20 @@ def _existing_warehouse(path: str) -> Path:
     return root
 
 
-def reconciliation(warehouse: str, sources: Sequence[str], counters: dict[str, int]) -> str:
-    """What went in against what came out, per source, and quarantined items by reason."""
+SHOWN_QUARANTINE = 10
+"""Quarantined items listed with their message after an ingest (all are in the table)."""
+
+
+class Reconciliation(NamedTuple):
+    text: str
+    unreadable_sources: int
+
+
+def reconciliation(
+    warehouse: str, sources: Sequence[str], counters: dict[str, int]
+) -> Reconciliation:
+    """What went in against what came out, per source; quarantined items by reason, and the
+    first few of them with the message that says what to do."""
     from deskscore.collectors.ids import source_id
     from deskscore.sql import connect
 
@@ -49,15 +62,24 @@ def reconciliation(warehouse: str, sources: Sequence[str], counters: dict[str, i
         """
     )
     ids = [source_id(s) for s in normalised]
-    reasons = con.sql(
+    con.execute("CREATE TEMP TABLE source_ids(run_id VARCHAR)")
+    con.executemany("INSERT INTO source_ids VALUES (?)", [[i] for i in ids])
+    con.execute(
         """
-        SELECT reason, count(*) AS items
-        FROM quarantine
-        WHERE source IN (SELECT source FROM ingested_sources) OR run_id IN (SELECT unnest($ids))
-        GROUP BY reason ORDER BY items DESC, reason
-        """,
-        params={"ids": ids},
+        CREATE TEMP VIEW ingested_quarantine AS
+        SELECT * FROM quarantine
+        WHERE source IN (SELECT source FROM ingested_sources) OR run_id IN (SELECT run_id FROM source_ids)
+        """
     )
+    reasons = con.sql(
+        "SELECT reason, count(*) AS items FROM ingested_quarantine GROUP BY reason ORDER BY items DESC, reason"
+    )
+    first = con.sql(
+        f"""
+        SELECT message FROM ingested_quarantine
+        ORDER BY location <> '', source, location, line_no LIMIT {SHOWN_QUARANTINE}
+        """
+    ).fetchall()
     lines = [
         "Reconciliation",
         f"files seen: {counters.get('files_seen', 0)}   task folders: {counters.get('task_folders', 0)}   "
@@ -69,7 +91,15 @@ def reconciliation(warehouse: str, sources: Sequence[str], counters: dict[str, i
     lines.append("quarantined by reason:" if reason_rows else "quarantined by reason: none")
     if reason_rows:
         lines.append(render(["reason", "items"], reason_rows))
-    return "\n".join(lines)
+        total = sum(n for _, n in reason_rows)
+        lines.append(
+            f"first {len(first)} of {total} (all are in the quarantine table):"
+            if total > len(first)
+            else "items:"
+        )
+        lines.extend(f"  {message}" for (message,) in first)  # messages name file and line
+    unreadable = dict(reason_rows).get("unreadable_source", 0)
+    return Reconciliation("\n".join(lines), unreadable)
 
 
 def _normalise(source: str) -> str:
@@ -94,10 +124,18 @@ def cmd_ingest(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
             layout=args.layout,
             beam_args=beam_args,
         )
-    print(reconciliation(args.warehouse, args.sources, result.counters))
+    report = reconciliation(args.warehouse, args.sources, result.counters)
+    print(report.text)
     print(
         f"ingested {len(args.sources)} source(s) into {args.warehouse} in {time.perf_counter() - started:.1f} s"
     )
+    if report.unreadable_sources:
+        print(
+            f"deskscore ingest: {report.unreadable_sources} source(s) could not be read (see above); "
+            "the others were ingested",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 
@@ -206,7 +244,7 @@ def cmd_demo(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     )
     with progress.show("ingest", ["task folders", "episodes", "runs written"]):
         result = run_ingest(sources, warehouse, beam_args=beam_args)
-    print(reconciliation(warehouse, sources, result.counters))
+    print(reconciliation(warehouse, sources, result.counters).text)
     with progress.show("score", ["runs scored"]):
         run_score(warehouse, max_steps_scoring=args.max_steps_scoring, beam_args=beam_args)
     print()

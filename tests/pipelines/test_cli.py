@@ -112,3 +112,29 @@ def test_ingest_then_score_through_the_cli_with_a_beam_option(demo, tmp_path, ca
         == 0
     )
     assert "scored 2 run(s)" in capsys.readouterr().out
+
+
+def test_an_unreadable_source_fails_the_command_but_not_the_others(demo, tmp_path, capsys) -> None:
+    text, _ = demo
+    good = next(
+        line.split()[0] for line in text.splitlines() if line.startswith("/") and ".zip" in line
+    )
+    missing = tmp_path / "no-such-archive.zip"
+    assert main(["ingest", str(missing), good, "--warehouse", str(tmp_path / "wh")]) == 1
+    captured = capsys.readouterr()
+    assert f"{missing}: no such folder or file; check the path" in captured.out
+    assert "1 source(s) could not be read" in captured.err
+    assert (
+        main(
+            [
+                "sql",
+                "SELECT count(*) AS runs FROM runs",
+                "--warehouse",
+                str(tmp_path / "wh"),
+                "--format",
+                "csv",
+            ]
+        )
+        == 0
+    )
+    assert capsys.readouterr().out.splitlines() == ["runs", "1"]
