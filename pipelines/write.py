@@ -11,6 +11,8 @@ from apache_beam.metrics import Metrics
 from deskscore.pipelines import progress
 
 _EPISODE_KEY = ("domain", "task_id", "source_task_id", "task_path")
+STAGE = "ingest"
+"""Each stage keeps its own quarantine file in a run's partition, so one never erases another's."""
 
 
 class WriteRunFn(beam.DoFn):
@@ -47,9 +49,9 @@ class WriteRunFn(beam.DoFn):
             progress.tick("runs written")
         if quarantine:
             quarantine.sort(key=lambda q: (q["location"], q.get("line_no") or 0, q["reason"]))
-            yield str(self._wh.write("quarantine", quarantine, part))
+            yield str(self._wh.write("quarantine", quarantine, part, file=STAGE))
         else:
-            self._wh.remove("quarantine", part)
+            self._wh.remove("quarantine", part, file=STAGE)
 
 
 class WriteRunTables(beam.PTransform):

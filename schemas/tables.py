@@ -467,7 +467,113 @@ RUN_SCORES = _t(
     ),
 )
 
+SCREENSHOTS = _t(
+    "screenshots",
+    "One row per distinct screenshot content: decoded once, whatever how many steps, runs or re-runs show it.",
+    ("content_hash",),
+    ("benchmark", "run_id"),
+    Field(
+        "content_hash",
+        "string",
+        "SHA-256 of the file's bytes, hex: the key, and an exact-equality check phash cannot make (it misses cursor-sized changes).",
+        True,
+    ),
+    Field("run_id", "string", "Run in which this content was first hashed (its partition).", True),
+    BENCHMARK,
+    Field(
+        "phash",
+        "int64",
+        "imagehash's 64-bit perceptual hash (phash, hash_size 8) as a signed 64-bit integer, so SQL can XOR it and bit_count the result.",
+    ),
+    Field("width", "int32", "Width in pixels."),
+    Field("height", "int32", "Height in pixels."),
+    Field("n_bytes", "int64", "Size of the file in bytes.", True),
+    Field(
+        "format",
+        "string",
+        "Image format as Pillow reads it (PNG, JPEG, ...), whatever the file's extension says.",
+    ),
+    Field(
+        "status",
+        "string",
+        "ok, or why it has no phash: corrupt, truncated, too_large (decompression bomb), not_an_image.",
+        True,
+    ),
+)
+
+SCREENSHOT_REFS = _t(
+    "screenshot_refs",
+    "Which screenshot file each step points to, and its content hash: the join between steps and screenshots.",
+    ("run_id", "domain", "task_id", "step_idx"),
+    ("benchmark", "run_id"),
+    RUN_ID,
+    BENCHMARK,
+    DOMAIN,
+    TASK_ID,
+    Field("step_idx", "int32", "The step (see steps.step_idx).", True),
+    Field("screenshot_path", "string", "The file's path inside the run's source.", True),
+    Field(
+        "content_hash",
+        "string",
+        "SHA-256 of the file's bytes; null when the file could not be read (see quarantine).",
+    ),
+)
+
+LOOP_SPANS = _t(
+    "loop_spans",
+    "Runs of consecutive steps in which the agent repeats itself (OSWorld-Human's loop signals).",
+    ("run_id", "domain", "task_id", "first_step"),
+    ("benchmark", "run_id"),
+    RUN_ID,
+    BENCHMARK,
+    DOMAIN,
+    TASK_ID,
+    Field(
+        "first_step",
+        "int32",
+        "step_idx of the span's first step (the one the first looping step repeats).",
+        True,
+    ),
+    Field("last_step", "int32", "step_idx of the span's last looping step.", True),
+    Field("length", "int32", "Steps in the span, first and last included.", True),
+    Field("looping_steps", "int32", "Steps of the span flagged as looping (length - 1).", True),
+    Field(
+        "signals",
+        "list<string>",
+        "Signals that fired on at least one step of the span: response, action, coords, phash.",
+    ),
+    Field(
+        "signal_counts_json",
+        "json",
+        "How many of the span's looping steps each signal fired on, as a JSON object.",
+    ),
+    Field(
+        "outcome",
+        "string",
+        "recovered (the agent left the loop and went on), abandoned (the episode ended with DONE/FAIL or stopped within the span), or step_limit (the step budget ran out inside it).",
+        True,
+    ),
+    Field(
+        "detector_version",
+        "string",
+        "Version and parameters of the loop detector that found the span.",
+        True,
+    ),
+)
+
 TABLES: dict[str, Table] = {
     t.name: t
-    for t in (RUNS, TASKS, HUMAN_REFS, EPISODES, STEPS, QUARANTINE, EPISODE_SCORES, RUN_SCORES)
+    for t in (
+        RUNS,
+        TASKS,
+        HUMAN_REFS,
+        EPISODES,
+        STEPS,
+        QUARANTINE,
+        EPISODE_SCORES,
+        RUN_SCORES,
+        SCREENSHOTS,
+        SCREENSHOT_REFS,
+        LOOP_SPANS,
+    )
 }
