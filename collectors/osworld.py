@@ -19,6 +19,14 @@ from deskscore.collectors.ids import canonical_task_id
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.source import Source, SourceError
 from deskscore.collectors.timestamps import parse_action_timestamp
+from deskscore.collectors.usage import (
+    USAGE_FILE,
+    call_key,
+    call_rows,
+    file_calls,
+    record_calls,
+    record_timings,
+)
 
 _BOM = b"\xef\xbb\xbf"
 _BAD = object()  # a line that went to quarantine
@@ -31,6 +39,13 @@ class EpisodeRead(NamedTuple):
     episode: dict
     steps: list[dict]
     quarantine: list[dict]
+
+
+class EpisodeCalls(NamedTuple):
+    """A full read of a task folder and the LLM_CALLS rows of its recorded model calls."""
+
+    read: EpisodeRead
+    llm_calls: list[dict]
 
 
 @cache
@@ -235,6 +250,7 @@ def read_steps(
     task_id: str,
     q: QuarantineRows,
     light: bool = False,
+    calls: list[tuple[Any, int | None, int]] | None = None,
 ) -> list[dict]:
     """Trajectory lines (from `split_lines`) to STEPS rows, in file order; bad lines go to `q`.
 
@@ -246,6 +262,10 @@ def read_steps(
     `light` rows are for counting only (single-run scoring): every line is classified exactly
     as in a full read, but actions and timestamps stay unparsed (keys `action`, `stamp`) until
     `summarise` needs the few it reports.
+
+    Full rows also get their timing: dt_s from the previous row's timestamp, and screenshot_s /
+    action_s where the record carries them (`usage.record_timings`). With `calls`, the model
+    calls each record carries are appended to it as (Call, step_num, line_no).
     """
     loads = _fast_loads()
     parse, parse_ts, dumps = parse_action, parse_action_timestamp, dumps_json
@@ -279,8 +299,9 @@ def read_steps(
                     "action_format": "none", "action_kind": "error",
                     "x": None, "y": None, "text": None, "response": None,
                     "screenshot_file": None, "screenshot_path": None,
-                    "action_timestamp": None, "ts": None, "reward": None, "done": None,
-                    "info_json": None, "phase": None,
+                    "action_timestamp": None, "ts": None, "dt_s": None,
+                    "screenshot_s": None, "action_s": None,
+                    "reward": None, "done": None, "info_json": None, "phase": None,
                     "extra": dumps_json(rec) if rec else None,
                 }
             )  # fmt: skip
@@ -294,6 +315,9 @@ def read_steps(
             rows.append({"action_kind": None, "step_num": step_num, "action": rec.get("action"),
                          "stamp": stamp if type(stamp) is str else None})  # fmt: skip
             continue
+        if calls is not None:
+            calls.extend((c, step_num, line_no) for c in record_calls(rec))
+        shot_s, action_s = record_timings(rec)
         action = pop("action", None)
         act = parse(action)
         if type(action) is dict or type(action) is list:
@@ -345,12 +369,26 @@ def read_steps(
                 "x": act["x"], "y": act["y"], "text": act["text"],
                 "response": response,
                 "screenshot_file": shot, "screenshot_path": shot_path,
-                "action_timestamp": stamp, "ts": ts,
+                "action_timestamp": stamp, "ts": ts, "dt_s": None,
+                "screenshot_s": shot_s, "action_s": action_s,
                 "reward": reward, "done": done, "info_json": info_json, "phase": phase,
                 "extra": dumps(rec) if rec else None,
             }
         )  # fmt: skip
+    if not light:
+        set_step_intervals(rows)
     return rows
+
+
+def set_step_intervals(rows: list[dict]) -> None:
+    """dt_s of each row: seconds since the previous row's ts (null for the first row, or when
+    either timestamp is missing). OSWorld runners stamp an action just before executing it, so
+    the first action of a turn waits for the turn's model calls and the previous action."""
+    prev = None
+    for row in rows:
+        ts = row["ts"]
+        row["dt_s"] = (ts - prev).total_seconds() if ts is not None and prev is not None else None
+        prev = ts
 
 
 def _first_stamp(steps: Iterable[dict]) -> Any:
@@ -408,7 +446,35 @@ def read_episode(
     With `steps=False` the episode and quarantine rows are the same but no step rows are
     built: single-run scoring needs the counts, not 50 parsed actions per task.
     """
-    want_steps = steps
+    return _read_episode(source, run, task, run_id=run_id, benchmark=benchmark,
+                         reported=reported, want_steps=steps).read  # fmt: skip
+
+
+def read_episode_calls(
+    source: Source,
+    run: RunFolder,
+    task: TaskFolder,
+    *,
+    run_id: str,
+    benchmark: str,
+    reported: dict | None = None,
+) -> EpisodeCalls:
+    """A full `read_episode` plus the episode's model calls (llm_calls rows), from its traj
+    records and its token_usage.json (see `deskscore.collectors.usage`)."""
+    return _read_episode(source, run, task, run_id=run_id, benchmark=benchmark,
+                         reported=reported, want_steps=True)  # fmt: skip
+
+
+def _read_episode(
+    source: Source,
+    run: RunFolder,
+    task: TaskFolder,
+    *,
+    run_id: str,
+    benchmark: str,
+    reported: dict | None,
+    want_steps: bool,
+) -> EpisodeCalls:
     q = QuarantineRows(source.uri, run_id, benchmark)
     task_id = canonical_task_id(task.domain, task.task_id)
     base = task.path + "/"
@@ -420,6 +486,7 @@ def read_episode(
     steps = []
     n_lines = 0
     traj_file = None
+    traj_calls: list[tuple[Any, int | None, int]] = []
     if traj_name is not None:
         traj_file = base + traj_name
         data = _read(source, traj_file, q)
@@ -430,6 +497,7 @@ def read_episode(
             steps = read_steps(
                 lines, path=traj_file, task=task, run_id=run_id, benchmark=benchmark,
                 task_id=task_id, q=q, light=not want_steps,
+                calls=traj_calls if want_steps else None,
             )  # fmt: skip
             n_traj_q = len(q.rows) - n_before
         else:
@@ -445,6 +513,7 @@ def read_episode(
         text = _read(source, base + "instruction.txt", q)
         if text is not None:
             instruction = text.decode("utf-8", "replace").strip()
+    file_usage = _read_usage_file(source, base, task.files, q)
     summary = summarise(steps, n_traj_q)
     last_error = summary.pop("last_error")
     rep = reported or {}
@@ -466,4 +535,75 @@ def read_episode(
         "reported_status": rep.get("reported_status"),
         "err_message": rep.get("err_message") or last_error,
     }
-    return EpisodeRead(episode, steps if want_steps else [], q.rows)
+    if not want_steps:
+        return EpisodeCalls(EpisodeRead(episode, [], q.rows), [])
+    keys = {"run_id": run_id, "benchmark": benchmark, "domain": task.domain, "task_id": task_id}
+    calls = episode_calls(steps, traj_calls, file_usage, traj_file=traj_file or "",
+                          usage_file=base + USAGE_FILE, keys=keys)  # fmt: skip
+    return EpisodeCalls(EpisodeRead(episode, steps, q.rows), calls)
+
+
+_USAGE_TODO = "the rest of the file is read; fix the entry and re-ingest to count it"
+
+
+def _read_usage_file(
+    source: Source, base: str, files: tuple[str, ...], q: QuarantineRows
+) -> list[Any] | None:
+    """The calls of the task folder's token_usage.json (None without one); what cannot be
+    read is quarantined, in light reads too, so both reads quarantine the same items."""
+    if USAGE_FILE not in files:
+        return None
+    path = base + USAGE_FILE
+    data = _read(source, path, q)
+    if data is None:
+        return []
+    calls, problems = file_calls(data)
+    for p in problems:
+        todo = (
+            "no call of this file is counted; fix it and re-ingest"
+            if p.reason == "invalid_json"
+            else _USAGE_TODO
+        )
+        q.add(path, None, p.reason, p.what, todo, p.excerpt)
+    return calls
+
+
+def episode_calls(
+    steps: list[dict],
+    traj_calls: list[tuple[Any, int | None, int]],
+    file_usage: list[Any] | None,
+    *,
+    traj_file: str,
+    usage_file: str,
+    keys: dict[str, str],
+) -> list[dict]:
+    """The episode's llm_calls rows, numbered.
+
+    A token_usage.json that yields calls is taken as the episode's record and traj-embedded
+    usage is then not read (runners that write both would count each call twice). Traj calls
+    repeated on several lines of one turn (gpt54 writes the turn's model_usage on each of its
+    actions) count once.
+    """
+    first_step_idx: dict[int, int] = {}
+    for s in steps:
+        if s["step_num"] is not None and s["action_kind"] != "error":
+            first_step_idx.setdefault(s["step_num"], s["step_idx"])
+    if file_usage:
+        rows = call_rows(file_usage, first_step_idx=first_step_idx, source_file=usage_file,
+                         **keys)  # fmt: skip
+    else:
+        kept, line_nos = [], []
+        seen: dict[Any, set[tuple[Any, ...]]] = {}
+        for call, step_num, line_no in traj_calls:
+            group = step_num if step_num is not None else ("line", line_no)
+            key = call_key(call)
+            if key in seen.setdefault(group, set()):
+                continue
+            seen[group].add(key)
+            kept.append(call._replace(step_num=step_num))
+            line_nos.append(line_no)
+        rows = call_rows(kept, first_step_idx=first_step_idx, source_file=traj_file,
+                         line_nos=line_nos, **keys)  # fmt: skip
+    for i, row in enumerate(rows):
+        row["call_idx"] = i
+    return rows

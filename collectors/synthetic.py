@@ -28,7 +28,7 @@ import struct
 import zipfile
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from datetime import datetime, timedelta
 from importlib import resources
 from pathlib import Path
@@ -37,6 +37,7 @@ from typing import Any
 from deskscore.scorers.domains import OSWORLD_DOMAINS
 
 ACTION_SPACES = ("pyautogui", "claude_computer_use", "computer_13")
+USAGE_STYLES = ("none", "gpt54", "agent_s3", "anthropic")
 SCREENSHOT_MODES = ("none", "tiny", "realistic")
 SCREEN = (1920, 1080)
 """Coordinates in actions are in the VM's screen space, as OSWorld's default 1920x1080."""
@@ -79,6 +80,12 @@ class AgentProfile:
     """Mean actions per model turn; above 1 several lines share a step_num (Claude style)."""
     timestamp_micros: bool
     """Timestamps as %Y%m%d@%H%M%S%f instead of %Y%m%d@%H%M%S."""
+    usage: str = "none"
+    """How the runner archives model usage: none; gpt54 (model_usage on every traj line, as
+    DeskCraft's gpt54 runner); agent_s3 (a token_usage.json of planning, reflection and
+    grounding calls); anthropic (the Messages API usage object on every traj line)."""
+    history_tokens: int = 0
+    """Prompt tokens each turn adds to every later call's prompt (0: no history carried)."""
 
 
 def _profiles_path() -> Any:
@@ -99,17 +106,20 @@ def load_profiles(path: str | Path | None = None) -> list[AgentProfile]:
     """
     data = _read_settings(path)
     names = {f.name: f.type for f in fields(AgentProfile)}
+    required = {f.name for f in fields(AgentProfile) if f.default is MISSING}
     out: list[AgentProfile] = []
     where = path or "datasets/demo_agents.json"
     for i, raw in enumerate(data.get("profiles", [])):
         label = f"{where}: profile {i} ({raw.get('name', '?')})"
         unknown = sorted(set(raw) - set(names))
-        missing = sorted(set(names) - set(raw))
+        missing = sorted(required - set(raw))
         if unknown or missing:
             raise ValueError(f"{label}: unknown fields {unknown}, missing fields {missing}")
         profile = AgentProfile(**raw)
         if profile.action_space not in ACTION_SPACES:
             raise ValueError(f"{label}: action_space must be one of {ACTION_SPACES}")
+        if profile.usage not in USAGE_STYLES or profile.history_tokens < 0:
+            raise ValueError(f"{label}: usage must be one of {USAGE_STYLES}, history_tokens >= 0")
         if profile.max_steps < 1 or profile.efficiency <= 0 or profile.actions_per_turn < 1:
             raise ValueError(f"{label}: max_steps >= 1, efficiency > 0, actions_per_turn >= 1")
         for rate in ("skill", "loop_rate", "error_rate", "partial_rate"):
@@ -994,9 +1004,12 @@ def _write_episode(
     log: list[str] = []
     cache: dict[int, bytes] = {}
     cursor = (SCREEN[0] // 2, SCREEN[1] // 2)
+    usage = _UsageWriter(profile, plan, seed) if profile.usage != "none" else None
     for t, turn in enumerate(plan.turns):
         # model latency grows through an episode as the prompt carries more history
-        clock += int(rng.uniform(3.0, 9.0) * (1.0 + 2.0 * t / max(1, profile.max_steps)) * 1e6)
+        latency_us = int(rng.uniform(3.0, 9.0) * (1.0 + 2.0 * t / max(1, profile.max_steps)) * 1e6)
+        turn_keys = usage.turn(t, turn, clock, latency_us) if usage is not None else {}
+        clock += latency_us
         log.append(f"RESPONSE: {turn.response}")
         for act, state in zip(turn.acts, turn.states, strict=True):
             ts = _fmt_ts(clock, profile.timestamp_micros)
@@ -1015,6 +1028,7 @@ def _write_episode(
                 "done": act.op in ("done", "fail"),
                 "info": info,
                 "screenshot_file": shot,
+                **turn_keys,
             }
             lines.append(json.dumps(line))
             log.append(f"Step {t + 1}: {act.op}")
@@ -1028,12 +1042,152 @@ def _write_episode(
         lines.append(json.dumps({"Error": plan.error}))
         log.append(f"Exception: {plan.error}")
     sink.write(f"{folder}/traj.jsonl", "".join(line + "\n" for line in lines).encode())
+    if usage is not None and usage.entries:
+        sink.write(f"{folder}/token_usage.json", usage.file_bytes())
     if plan.result is not None:
         sink.write(f"{folder}/result.txt", f"{plan.result}\n".encode())
         log.append(f"Result: {plan.score:.2f}")
     if runtime_log:
         sink.write(f"{folder}/runtime.log", "".join(x + "\n" for x in log).encode())
     return clock
+
+
+_S3_PLANNER = "gpt-5-2025-08-07"
+_S3_GROUNDER = "gpt-5-mini-2025-08-07"
+
+
+def _cached(previous: int | None, prompt: int) -> int:
+    """OpenAI's automatic prompt cache: the shared prefix with the previous call, in 128-token
+    blocks, only past 1024 tokens."""
+    if not previous:
+        return 0
+    prefix = min(previous, prompt) // 128 * 128
+    return prefix if prefix >= 1024 else 0
+
+
+def _iso(micros: int) -> str:
+    return (_EPOCH + timedelta(microseconds=micros)).isoformat(timespec="milliseconds")
+
+
+class _UsageWriter:
+    """One episode's model usage in the profile's runner shape (`AgentProfile.usage`).
+
+    It draws from its own random stream, so an agent's actions, timestamps and results are
+    the same bytes with or without usage. Prompts grow by `history_tokens` per earlier turn
+    (the history they carry), so per-turn cost grows linearly and cumulative cost
+    quadratically; call latencies split the turn's model time, which the timestamps include.
+    """
+
+    def __init__(self, profile: AgentProfile, plan: EpisodePlan, seed: int) -> None:
+        self.p = profile
+        self.rng = _rng(seed, profile.name, plan.domain, plan.task_id, "usage")
+        self.entries: list[dict[str, Any]] = []
+        self.previous: dict[str, int] = {}
+
+    def turn(self, t: int, turn: Turn, start_us: int, latency_us: int) -> dict[str, Any]:
+        """Keys to add to each traj line of turn `t` (0-based); file entries are collected."""
+        style = self.p.usage
+        if style == "gpt54":
+            return self._gpt54(t, turn, latency_us)
+        if style == "anthropic":
+            return self._anthropic(t)
+        self._agent_s3(t, turn, start_us, latency_us)
+        return {}
+
+    def _gpt54(self, t: int, turn: Turn, latency_us: int) -> dict[str, Any]:
+        r = self.rng
+        prompt = 2600 + self.p.history_tokens * t + r.randint(0, 120)
+        ident = hashlib.sha256(f"{self.p.name}{t}{turn.response}".encode()).hexdigest()
+        return {
+            "state_correct": turn.acts[0].op != "fail",
+            "model_usage": {
+                "model_time": latency_us / 1e6,
+                "prompt_tokens": prompt,
+                "completion_tokens": r.randint(90, 420),
+            },
+            "messages": [
+                {"id": f"rs_{ident[:24]}", "type": "reasoning", "summary": []},
+                {
+                    "id": f"cu_{ident[24:48]}",
+                    "type": "computer_call",
+                    "status": "completed",
+                    "call_id": f"call_{ident[48:]}",
+                },
+            ],
+        }
+
+    def _anthropic(self, t: int) -> dict[str, Any]:
+        r = self.rng
+        written = (3000 if t == 0 else self.p.history_tokens) + r.randint(0, 200)
+        read = self.previous.get("total", 0)
+        fresh = r.randint(1, 40)
+        self.previous["total"] = read + written + fresh
+        return {
+            "usage": {
+                "input_tokens": fresh,
+                "cache_creation_input_tokens": written,
+                "cache_read_input_tokens": read,
+                "output_tokens": r.randint(120, 480),
+            }
+        }
+
+    def _agent_s3(self, t: int, turn: Turn, start_us: int, latency_us: int) -> None:
+        r = self.rng
+        total_ms = latency_us // 1000
+        pointer = turn.acts[0].op in _POINTER_OPS
+        reflect_ms = int(total_ms * r.uniform(0.30, 0.40)) if t else 0
+        ground_ms = int(total_ms * r.uniform(0.04, 0.08)) if pointer else 0
+        plan_ms = total_ms - reflect_ms - ground_ms
+        images = 1100 * min(t + 1, 8)  # the worker keeps its last 8 screenshots
+        history = self.p.history_tokens * t
+        at = start_us
+        if t:
+            prompt = 2300 + images + history // 2 + r.randint(0, 150)
+            at = self._s3_entry(t, "reflection", _S3_PLANNER, at, reflect_ms, prompt,
+                                r.randint(150, 600), 0.5)  # fmt: skip
+        prompt = 4200 + images + history + r.randint(0, 200)
+        at = self._s3_entry(t, "generator", _S3_PLANNER, at, plan_ms, prompt,
+                            r.randint(350, 1400), 0.6)  # fmt: skip
+        if pointer:
+            self._s3_entry(t, "grounding", _S3_GROUNDER, at, ground_ms,
+                           1500 + r.randint(0, 80), r.randint(12, 30), 0.0)  # fmt: skip
+
+    def _s3_entry(
+        self, t: int, module: str, model: str, at_us: int, ms: int, prompt: int,
+        completion: int, reasoning_share: float,
+    ) -> int:  # fmt: skip
+        # once the worker drops its oldest screenshot (after 8 turns) only the system prompt
+        # before it is a shared prefix
+        shared = self.previous.get(module) if t < 8 else (4200 if module == "generator" else 2300)
+        cached = _cached(shared, prompt) if module != "grounding" else 0
+        self.previous[module] = prompt
+        self.entries.append(
+            {
+                "step": t + 1,
+                "module": module,
+                "model": model,
+                "started_at": _iso(at_us),
+                "latency_s": ms / 1000,
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                    "prompt_tokens_details": {"cached_tokens": cached},
+                    "completion_tokens_details": {
+                        "reasoning_tokens": int(completion * reasoning_share)
+                    },
+                },
+            }
+        )
+        return at_us + ms * 1000
+
+    def file_bytes(self) -> bytes:
+        """token_usage.json: the calls, and the runner's totals (which readers must not add)."""
+        total = {
+            k: sum(e["usage"][k] for e in self.entries)
+            for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+        }
+        return json.dumps({"calls": self.entries, "total": total}).encode()
 
 
 def _args_json(profile: AgentProfile, result_dir: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -84,14 +84,24 @@ class Warehouse:
         target = self.partition_dir(name, partition) / f"{_segment(file)}.parquet"
         target.unlink(missing_ok=True)
 
-    def read(self, name: str, partition: Mapping[str, str] | None = None) -> pa.Table:
-        """All rows of a table (or of one partition), in the table's schema."""
+    def read(
+        self,
+        name: str,
+        partition: Mapping[str, str] | None = None,
+        columns: Sequence[str] | None = None,
+    ) -> pa.Table:
+        """All rows of a table (or of one partition), in the table's schema (or just `columns`).
+
+        A column that a file predates (written under an older schema version) reads as nulls.
+        """
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         from deskscore.schemas import arrow_schema
 
         schema = arrow_schema(name)
+        if columns is not None:
+            schema = pa.schema([schema.field(c) for c in columns], metadata=schema.metadata)
         if partition is None:
             paths = self.files(name)
         else:
@@ -103,7 +113,14 @@ class Warehouse:
             )
         if not paths:
             return schema.empty_table()
-        parts = [pq.read_table(p).select(schema.names).cast(schema) for p in paths]
+        parts = []
+        for path in paths:
+            present = set(pq.read_schema(path).names)
+            data = pq.read_table(path, columns=[n for n in schema.names if n in present])
+            for field in schema:
+                if field.name not in present:
+                    data = data.append_column(field.name, pa.nulls(data.num_rows, field.type))
+            parts.append(data.select(schema.names).cast(schema))
         return pa.concat_tables(parts)
 
 

@@ -46,6 +46,13 @@ def _score_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+PRICES_HELP = (
+    "a price CSV (columns model,input_per_mtok,cached_input_per_mtok,cache_write_per_mtok,"
+    "output_per_mtok,read_on,source; USD per million tokens) whose rows replace or add to the "
+    "bundled price table"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deskscore",
@@ -77,6 +84,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--run", action="append", dest="runs", help="score only this run id (repeatable)"
     )
+    p.add_argument("--no-loops", action="store_true", help="skip loop detection (loop_spans)")
+    p.add_argument("--prices", help=PRICES_HELP)
+    p.add_argument(
+        "--no-costs", action="store_true", help="skip pricing the model calls (run_costs, ...)"
+    )
+
+    p = sub.add_parser(
+        "cost",
+        help="print each run's tokens, cost and time beside its success, and where the time goes",
+    )
+    _warehouse_arg(p)
+    p.add_argument(
+        "--prices", help=PRICES_HELP + "; the runs are priced again with it before printing"
+    )
+    p.add_argument("--run", action="append", dest="runs", help="only this run id (repeatable)")
+    p.add_argument("--format", default="table", choices=FORMATS)
+
+    p = sub.add_parser(
+        "hash", help="hash every screenshot the steps refer to (content hash, phash, size)"
+    )
+    _warehouse_arg(p)
+    p.add_argument("--run", action="append", dest="runs", help="hash only this run id (repeatable)")
+
+    p = sub.add_parser("loops", help="list the episodes that loop most, with their loop spans")
+    _warehouse_arg(p)
+    p.add_argument("--run", help="only this run id")
+    p.add_argument("--top", type=int, default=10, help="how many episodes (default 10)")
+    p.add_argument("--format", default="table", choices=FORMATS)
 
     p = sub.add_parser("sql", help="run a SQL query against the warehouse views")
     p.add_argument("query", help='SQL, e.g. "SELECT * FROM leaderboard"')

@@ -84,7 +84,8 @@ def reconciliation(
         "Reconciliation",
         f"files seen: {counters.get('files_seen', 0)}   task folders: {counters.get('task_folders', 0)}   "
         f"episodes read: {counters.get('episodes', 0)}   step rows: {counters.get('steps', 0)}   "
-        f"trajectory lines: {counters.get('traj_lines', 0)}   quarantined: {counters.get('quarantined', 0)}",
+        f"trajectory lines: {counters.get('traj_lines', 0)}   quarantined: {counters.get('quarantined', 0)}   "
+        f"model calls: {counters.get('llm_calls', 0)}",
         render_relation(per_source),
     ]
     reason_rows = reasons.fetchall()
@@ -142,22 +143,209 @@ def cmd_ingest(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
 def cmd_score(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     from deskscore.pipelines import progress
     from deskscore.pipelines.score import run_score
+    from deskscore.scorers.cost import PriceError
 
     _existing_warehouse(args.warehouse)
-    with progress.show("score", ["runs scored"]):
-        counters = run_score(
-            args.warehouse,
-            human_version=args.human_version,
-            max_steps_scoring=args.max_steps_scoring,
-            compat=args.compat,
-            human_path=args.human_path,
-            run_ids=args.runs,
-            beam_args=beam_args,
-        )
+    try:
+        with progress.show("score", ["runs scored"]):
+            counters = run_score(
+                args.warehouse,
+                human_version=args.human_version,
+                max_steps_scoring=args.max_steps_scoring,
+                compat=args.compat,
+                human_path=args.human_path,
+                run_ids=args.runs,
+                loops=not args.no_loops,
+                costs=not args.no_costs,
+                prices=args.prices,
+                beam_args=beam_args,
+            )
+    except PriceError as exc:
+        raise UserError(str(exc)) from None
     print(
         f"scored {counters.get('runs_scored', 0)} run(s), {counters.get('episodes_scored', 0)} episodes "
         f"(human data {args.human_version}, S >= {args.max_steps_scoring}, rules {args.compat})"
     )
+    if not args.no_costs:
+        unpriced = counters.get("calls_unpriced", 0)
+        print(
+            f"priced {counters.get('calls_priced', 0)} model call(s)"
+            + (f"; {unpriced} without a price (see 'deskscore cost')" if unpriced else "")
+        )
+    return 0
+
+
+def cmd_hash(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+    from deskscore.pipelines import progress
+    from deskscore.pipelines.hash import run_hash
+
+    _existing_warehouse(args.warehouse)
+    started = time.perf_counter()
+    with progress.show("hash", ["screenshots", "decoded"]):
+        counters = run_hash(args.warehouse, run_ids=args.runs, beam_args=beam_args)
+    print(
+        f"hashed {counters.get('refs', 0)} screenshot reference(s) in {counters.get('runs', 0)} run(s): "
+        f"{counters.get('decoded', 0)} decoded, {counters.get('known', 0)} already known, "
+        f"{counters.get('bad_images', 0)} bad image(s), {counters.get('unreadable', 0)} unreadable file(s) "
+        f"in {time.perf_counter() - started:.1f} s"
+    )
+    return 0
+
+
+def cmd_loops(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+    from deskscore.collectors.warehouse import Warehouse
+    from deskscore.pipelines.loop_listing import worst_episodes_text
+
+    root = _existing_warehouse(args.warehouse)
+    if not Warehouse(root).files("loop_spans"):  # every scored run has a file, loops or not
+        raise UserError(
+            f"loops are found by scoring: run 'deskscore score --warehouse {root}' first"
+        )
+    print(worst_episodes_text(str(root), run_id=args.run, top=args.top, fmt=args.format))
+    return 0
+
+
+COST_COLUMNS = (
+    ("agent", "agent", "agent"),
+    ("n_episodes", "n_episodes", "tasks"),
+    ("n_episodes_with_usage", "n_episodes_with_usage", "with usage"),
+    ("n_llm_calls", "n_llm_calls", "calls"),
+    ("prompt_tokens / 1e6", "prompt_mtok", "prompt Mtok"),
+    ("100 * cached_share", "cached_pct", "cached %"),
+    ("completion_tokens / 1e6", "output_mtok", "output Mtok"),
+    ("cost_usd", "cost_usd", "cost $"),
+    ("cost_per_task_usd", "cost_per_task_usd", "$/task"),
+    ("success_rate_run_pct", "success_rate_run_pct", "success %"),
+    ("n_successes", "n_successes", "successes"),
+    ("cost_per_success_usd", "cost_per_success_usd", "$/success"),
+    ("median_task_s", "median_task_s", "median task s"),
+    ("100 * llm_time_share", "llm_time_pct", "LLM time %"),
+    ("run_id", "run_id", "run"),
+)
+"""The run-level cost table `deskscore cost` prints: (expression over cost_per_run, name for
+csv / json, header for tables)."""
+
+STAGE_ORDER = ("planning", "reflection", "judging", "grounding", "retrieval", "other",
+               "screenshot", "action", "unattributed")  # fmt: skip
+
+
+def _run_filter(run_ids: Sequence[str] | None) -> tuple[str, dict[str, Any]]:
+    if not run_ids:
+        return "true", {}
+    return "run_id IN (SELECT unnest($runs))", {"runs": list(run_ids)}
+
+
+def cost_text(warehouse: str, fmt: str = "table", run_ids: Sequence[str] | None = None) -> str:
+    """The run-level cost table, what could not be priced and why, the cost-accuracy front
+    and, per agent, where the task time goes (latency_breakdown over all domains)."""
+    from deskscore.sql import connect
+
+    con = connect(warehouse)
+    where, params = _run_filter(run_ids)
+    exprs = ", ".join(f"{e} AS {n}" for e, n, _ in COST_COLUMNS)
+    runs = con.sql(f"SELECT {exprs} FROM cost_per_run WHERE {where}", params=params)
+    headers = [h if fmt in {"table", "md"} else n for _, n, h in COST_COLUMNS]
+    if fmt in {"csv", "json"}:
+        return render(headers, runs.fetchall(), fmt)
+    [(label,)] = con.sql(
+        f"SELECT coalesce(string_agg(DISTINCT prices, '; '), 'none') FROM run_costs WHERE {where}",
+        params=params,
+    ).fetchall()
+    lines = [f"Cost per run (prices: {label})", render(headers, runs.fetchall(), fmt)]
+    unpriced = con.sql(
+        f"""
+        SELECT coalesce(model, '(no model named)') AS model, count(*) AS n
+        FROM llm_call_costs WHERE cost_usd IS NULL AND unpriced_reason = 'no_price' AND {where}
+        GROUP BY ALL ORDER BY n DESC, model
+        """,
+        params=params,
+    ).fetchall()
+    if unpriced:
+        listed = ", ".join(f"{m} ({n} calls)" for m, n in unpriced)
+        lines.append(
+            f"{sum(n for _, n in unpriced)} calls of models without a price: {listed}; "
+            "add them with --prices FILE (columns: model,input_per_mtok,cached_input_per_mtok,"
+            "cache_write_per_mtok,output_per_mtok,read_on,source)"
+        )
+    [(no_tokens,)] = con.sql(
+        f"SELECT count(*) FROM llm_call_costs WHERE unpriced_reason <> 'no_price' AND {where}",
+        params=params,
+    ).fetchall()
+    if no_tokens:
+        lines.append(
+            f"{no_tokens} calls report no usable token counts (no_tokens or inconsistent_tokens "
+            "in llm_call_costs.unpriced_reason): their runs have no total"
+        )
+    bare = con.sql(
+        f"SELECT agent FROM cost_per_run WHERE n_llm_calls = 0 AND {where} ORDER BY agent",
+        params=params,
+    ).fetchall()
+    if bare:
+        lines.append(
+            f"{len(bare)} run(s) record no model calls (task time from timestamps only): "
+            + ", ".join(a for (a,) in bare)
+        )
+    front = con.sql(
+        f"""
+        SELECT agent, success_rate_run_pct, cost_per_task_usd FROM cost_pareto
+        WHERE on_front AND {where} ORDER BY cost_per_task_usd
+        """,
+        params=params,
+    ).fetchall()
+    if front:
+        lines.append(
+            "cost-accuracy front (no other run is both cheaper and more successful): "
+            + ", ".join(f"{a} ({s:.1f}% at ${c:.2f}/task)" for a, s, c in front)
+        )
+    breakdown = con.sql(
+        f"""
+        SELECT agent, stage, share, note FROM latency_breakdown
+        WHERE domain = '(all)'
+          AND agent IN (SELECT agent FROM cost_per_run WHERE {where})
+        ORDER BY agent
+        """,
+        params=params,
+    ).fetchall()
+    stages = [s for s in STAGE_ORDER if any(b[1] == s for b in breakdown)]
+    by_agent: dict[str, dict[str, Any]] = {}
+    for agent, stage, share, note in breakdown:
+        row = by_agent.setdefault(agent, {"note": note})
+        row[stage] = 100 * share if share is not None else None
+    if by_agent:
+        lines.append("")
+        lines.append("Where the task time goes (% of task time, all domains; latency_breakdown)")
+        lines.append(
+            render(
+                ["agent", *stages, "note"],
+                [[a, *(r.get(s) for s in stages), r["note"] or ""] for a, r in by_agent.items()],
+                fmt,
+            )
+        )
+    return "\n".join(lines)
+
+
+def cmd_cost(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+    from deskscore.collectors.warehouse import Warehouse
+    from deskscore.pipelines import progress
+    from deskscore.scorers.cost import PriceError
+
+    root = _existing_warehouse(args.warehouse)
+    wh = Warehouse(root)
+    wanted = {r["run_id"] for r in wh.read("runs", columns=["run_id"]).to_pylist()}
+    if args.runs:
+        wanted &= set(args.runs)
+    priced = {r["run_id"] for r in wh.read("run_costs", columns=["run_id"]).to_pylist()}
+    # --prices prices every run again; otherwise only runs no score (or cost) has priced yet
+    todo = sorted(wanted) if args.prices else sorted(wanted - priced)
+    if todo:
+        from deskscore.pipelines.cost import run_costs
+
+        try:
+            with progress.show("cost", ["costs"]):
+                run_costs(str(root), prices=args.prices, run_ids=todo, beam_args=beam_args)
+        except PriceError as exc:
+            raise UserError(str(exc)) from None
+    print(cost_text(str(root), args.format, args.runs))
     return 0
 
 
@@ -188,6 +376,8 @@ LEADERBOARD_COLUMNS = (
     ("wes_single_pct", "WES single"),
     ("wes_grouped_pct", "WES grouped"),
     ("mean_step_ratio_single", "steps/human"),
+    ("cost_per_task_usd", "$/task"),
+    ("median_task_s", "median task s"),
     ("n_tasks_run", "tasks run"),
     ("n_human_tasks", "N"),
     ("step_budget", "S"),
@@ -245,12 +435,18 @@ def cmd_demo(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     with progress.show("ingest", ["task folders", "episodes", "runs written"]):
         result = run_ingest(sources, warehouse, beam_args=beam_args)
     print(reconciliation(warehouse, sources, result.counters).text)
-    with progress.show("score", ["runs scored"]):
+    if args.screenshots != "none":
+        from deskscore.pipelines.hash import run_hash
+
+        with progress.show("hash", ["screenshots", "decoded"]):
+            run_hash(warehouse, beam_args=beam_args)
+    with progress.show("score", ["runs scored", "loops", "costs"]):
         run_score(warehouse, max_steps_scoring=args.max_steps_scoring, beam_args=beam_args)
     print()
     print(f"Leaderboard (OSWorld-Human verified, S >= {args.max_steps_scoring}, deskscore rules)")
     print(leaderboard_text(warehouse))
-    print(
-        f'\ndone in {time.perf_counter() - started:.1f} s; explore with: deskscore sql --warehouse {warehouse} "SELECT * FROM per_domain"'
-    )
+    print(f"\ndone in {time.perf_counter() - started:.1f} s; explore with:")
+    print(f'  deskscore sql --warehouse {warehouse} "SELECT * FROM per_domain"')
+    print(f"  deskscore loops --warehouse {warehouse} --top 5")
+    print(f"  deskscore cost --warehouse {warehouse}")
     return 0

@@ -16,7 +16,7 @@ _OPEN_SOURCES = 8  # a zip's central directory is parsed once per worker, not on
 
 
 class ReadEpisodeFn(beam.DoFn):
-    """TaskWork -> (run_id, EpisodeRead)."""
+    """TaskWork -> (run_id, EpisodeCalls): the episode's rows and its model calls."""
 
     def __init__(self) -> None:
         self.episodes = Metrics.counter("ingest", "episodes")
@@ -24,6 +24,7 @@ class ReadEpisodeFn(beam.DoFn):
         self.lines = Metrics.counter("ingest", "traj_lines")
         self.quarantined = Metrics.counter("ingest", "quarantined")
         self.quarantined_lines = Metrics.counter("ingest", "quarantined_lines")
+        self.llm_calls = Metrics.counter("ingest", "llm_calls")
 
     def setup(self) -> None:
         self._sources: OrderedDict[str, Any] = OrderedDict()
@@ -45,23 +46,25 @@ class ReadEpisodeFn(beam.DoFn):
 
     def process(self, work: TaskWork) -> Iterator[tuple[str, Any]]:
         from deskscore.collectors.layout import RunFolder
-        from deskscore.collectors.osworld import read_episode
+        from deskscore.collectors.osworld import EpisodeCalls, read_episode_calls
         from deskscore.collectors.uitars import read_uitars_episode
 
         source = self._source(work.source)
         run = RunFolder(work.run_path, work.format, ())
-        reader = read_uitars_episode if work.format == "uitars" else read_episode
         kwargs: dict[str, Any] = {"run_id": work.run_id, "benchmark": work.benchmark}
-        if work.format != "uitars":
-            kwargs["reported"] = work.reported
-        read = reader(source, run, work.task, **kwargs)
+        if work.format == "uitars":
+            out = EpisodeCalls(read_uitars_episode(source, run, work.task, **kwargs), [])
+        else:
+            out = read_episode_calls(source, run, work.task, reported=work.reported, **kwargs)
+        read = out.read
         self.episodes.inc()
         progress.tick("episodes")
         self.steps.inc(len(read.steps))
         self.lines.inc(read.episode["n_lines"])
         self.quarantined.inc(len(read.quarantine))
         self.quarantined_lines.inc(read.episode["n_quarantined"])
-        yield work.run_id, read
+        self.llm_calls.inc(len(out.llm_calls))
+        yield work.run_id, out
 
     def teardown(self) -> None:
         for source in getattr(self, "_sources", {}).values():
@@ -71,7 +74,7 @@ class ReadEpisodeFn(beam.DoFn):
 
 
 class ReadEpisodes(beam.PTransform):
-    """TaskWork -> (run_id, EpisodeRead), spread over workers first."""
+    """TaskWork -> (run_id, EpisodeCalls), spread over workers first."""
 
     def expand(self, tasks: beam.PCollection) -> beam.PCollection:
         return tasks | "Spread" >> beam.Reshuffle() | "Read" >> beam.ParDo(ReadEpisodeFn())

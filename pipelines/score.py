@@ -7,6 +7,8 @@ from collections.abc import Sequence
 import apache_beam as beam
 
 from deskscore.collectors.warehouse import Warehouse
+from deskscore.pipelines.cost import ComputeCosts
+from deskscore.pipelines.loops import DetectLoops
 from deskscore.pipelines.runner import counters, pipeline
 from deskscore.pipelines.scoring import ScoreConfig, ScoreRuns
 
@@ -92,9 +94,18 @@ def run_score(
     compat: str = "deskscore",
     human_path: str | None = None,
     run_ids: Sequence[str] | None = None,
+    loops: bool = True,
+    costs: bool = True,
+    prices: str | None = None,
     beam_args: Sequence[str] = (),
 ) -> dict[str, int]:
-    """Score every run (or `run_ids`) of the warehouse; returns the pipeline's counters."""
+    """Score every run (or `run_ids`) of the warehouse, and in the same pipeline find its loops
+    (`loop_spans`) and price its model calls (`llm_call_costs`, `episode_costs`, `run_costs`,
+    with the bundled price table overridden by the `prices` file); returns the counters.
+    Raises PriceError for a bad price file, before anything is written."""
+    from deskscore.scorers.cost import load_prices
+
+    table = load_prices(prices) if costs else None
     wh = Warehouse(warehouse_root)
     human = human_refs(wh, human_version, human_path)
     runs = wh.read("runs").select(["benchmark", "run_id", "format"]).to_pylist()
@@ -112,11 +123,12 @@ def run_score(
     by_instruction = (
         human_by_instruction(wh, human_version) if any(k[2] == "uitars" for k in keys) else []
     )
-    _ = (
-        p
-        | "Runs" >> beam.Create(keys)
-        | "ScoreRuns" >> ScoreRuns(str(wh.root), human, config, by_instruction)
-    )
+    runs = p | "Runs" >> beam.Create(keys)
+    _ = runs | "ScoreRuns" >> ScoreRuns(str(wh.root), human, config, by_instruction)
+    if loops:
+        _ = runs | "DetectLoops" >> DetectLoops(str(wh.root))
+    if table is not None:
+        _ = runs | "ComputeCosts" >> ComputeCosts(str(wh.root), table)
     result = p.run()
     result.wait_until_finish()
     return counters(result)

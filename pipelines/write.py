@@ -16,7 +16,9 @@ STAGE = "ingest"
 
 
 class WriteRunFn(beam.DoFn):
-    """(run_id, {runs, episodes, problems}) -> the run's partition paths, written atomically."""
+    """(run_id, {runs, episodes (EpisodeCalls), problems}) -> the run's partition paths, written
+    atomically: runs, episodes, steps, llm_calls (an empty file when the archive records no
+    call) and this stage's quarantine."""
 
     def __init__(self, warehouse: str) -> None:
         self.warehouse = warehouse
@@ -31,9 +33,11 @@ class WriteRunFn(beam.DoFn):
         run_id, groups = element
         runs = list(groups.get("runs", ()))
         problems = list(groups.get("problems", ()))
-        reads = sorted(
-            groups.get("episodes", ()), key=lambda r: tuple(r.episode[k] for k in _EPISODE_KEY)
+        outs = sorted(
+            groups.get("episodes", ()),
+            key=lambda o: tuple(o.read.episode[k] for k in _EPISODE_KEY),
         )
+        reads = [o.read for o in outs]
         benchmark = (
             (runs or problems)[0].benchmark if (runs or problems) else reads[0].episode["benchmark"]
         )
@@ -45,6 +49,8 @@ class WriteRunFn(beam.DoFn):
             yield str(self._wh.write("runs", [runs[0].run], part))
             yield str(self._wh.write("episodes", [r.episode for r in reads], part))
             yield str(self._wh.write("steps", [s for r in reads for s in r.steps], part))
+            calls = [c for o in outs for c in o.llm_calls]
+            yield str(self._wh.write("llm_calls", calls, part))
             self.runs_written.inc()
             progress.tick("runs written")
         if quarantine:

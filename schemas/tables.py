@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bumped whenever a table gains, loses or retypes a column; written into every file."""
 
 
@@ -325,6 +325,23 @@ STEPS = _t(
         "The runner's action_timestamp, verbatim (%Y%m%d@%H%M%S, maybe with %f).",
     ),
     Field("ts", "timestamp", "action_timestamp parsed (naive runner time, stored as UTC)."),
+    Field(
+        "dt_s",
+        "float64",
+        "Seconds from the previous step row's ts to this one's, in the same episode: the model "
+        "call(s) of a turn plus the previous action's execution and screenshot. Null for the "
+        "first row and when either timestamp is missing.",
+    ),
+    Field(
+        "screenshot_s",
+        "float64",
+        "Seconds the runner says taking the screenshot took, where it records it (else null).",
+    ),
+    Field(
+        "action_s",
+        "float64",
+        "Seconds the runner says executing the action took, where it records it (else null).",
+    ),
     Field("reward", "float64", "The record's reward (0 in OSWorld runners)."),
     Field("done", "bool", "The record's done flag."),
     Field(
@@ -561,6 +578,229 @@ LOOP_SPANS = _t(
     ),
 )
 
+_EPISODE_KEY_FIELDS = (RUN_ID, BENCHMARK, DOMAIN, TASK_ID)
+
+_CALL_IDX = Field(
+    "call_idx",
+    "int32",
+    "0-based index of the call among the episode's llm_calls rows, in the order they were read.",
+    True,
+)
+_STEP_NUM = Field(
+    "step_num",
+    "int32",
+    "The turn (runner's step_num) the call belongs to; null when the source does not say.",
+)
+_STAGE = Field(
+    "stage",
+    "string",
+    "What the call was for: planning, reflection, judging, grounding, retrieval or other. A "
+    "single policy call that decides a turn's action counts as planning.",
+    True,
+)
+
+LLM_CALLS = _t(
+    "llm_calls",
+    "One row per model call an archive records: tokens, latency and stage, as the runner "
+    "reported them (a field the format lacks stays null; nothing is estimated).",
+    ("run_id", "domain", "task_id", "call_idx"),
+    ("benchmark", "run_id"),
+    *_EPISODE_KEY_FIELDS,
+    _CALL_IDX,
+    _STEP_NUM,
+    Field(
+        "step_idx",
+        "int32",
+        "step_idx of the first step row of that turn (the join to steps), when there is one.",
+    ),
+    _STAGE,
+    Field("stage_raw", "string", "The stage, module or agent name as the source spells it."),
+    Field(
+        "model",
+        "string",
+        "Model the source names for the call; null when it names none (cost then falls back "
+        "to the run's model, see llm_call_costs.model_source).",
+    ),
+    Field(
+        "prompt_tokens",
+        "int64",
+        "All input tokens, cache reads and cache writes included (OpenAI's prompt_tokens; "
+        "Anthropic's input_tokens + cache_read_input_tokens + cache_creation_input_tokens).",
+    ),
+    Field(
+        "cached_prompt_tokens",
+        "int64",
+        "Input tokens read from the provider's prompt cache (a part of prompt_tokens).",
+    ),
+    Field(
+        "cache_write_tokens",
+        "int64",
+        "Input tokens written to the prompt cache (a part of prompt_tokens; Anthropic only).",
+    ),
+    Field("completion_tokens", "int64", "Output tokens as the provider reports them."),
+    Field("reasoning_tokens", "int64", "Reasoning (thinking) tokens, where reported."),
+    Field(
+        "reasoning_in_completion",
+        "bool",
+        "True when completion_tokens already include reasoning_tokens (OpenAI, Anthropic, "
+        "inspect_ai); False when they are reported apart (Gemini's thoughts_token_count).",
+    ),
+    Field("latency_s", "float64", "Seconds the call took, as the runner timed it."),
+    Field("started_at", "timestamp", "When the call started, where the source records it."),
+    Field(
+        "usage_format",
+        "string",
+        "Shape the numbers were read from: gpt54.model_usage, openai.chat, openai.responses, "
+        "anthropic, inspect_ai, gemini, agent_s.info, flat.",
+        True,
+    ),
+    Field(
+        "source_file",
+        "string",
+        "File the call was read from, inside the source (traj.jsonl or token_usage.json).",
+        True,
+    ),
+    Field("line_no", "int32", "1-based line of traj.jsonl the call was read from, if any."),
+    Field("usage_json", "json", "The usage object as archived, verbatim."),
+)
+
+_COST_DOC = "US dollars, computed once by the score pipeline from tokens x price per million"
+
+LLM_CALL_COSTS = _t(
+    "llm_call_costs",
+    "The price of each llm_calls row under the price table of the last cost computation.",
+    ("run_id", "domain", "task_id", "call_idx"),
+    ("benchmark", "run_id"),
+    *_EPISODE_KEY_FIELDS,
+    _CALL_IDX,
+    _STEP_NUM,
+    _STAGE,
+    Field("model", "string", "The model priced: the call's own, else the run's."),
+    Field(
+        "model_source",
+        "string",
+        "Where model came from: call (the source names it), run (the run's model, for "
+        "formats such as gpt54's model_usage that name none) or none.",
+        True,
+    ),
+    Field("price_model", "string", "The price table row that matched, if any."),
+    Field(
+        "price_match",
+        "string",
+        "How the price was found: exact, normalised (provider prefix or date suffix dropped), "
+        "or null (no price: cost is null, never zero).",
+    ),
+    Field("price_read_on", "string", "Date the matched price was read (from the price table)."),
+    Field("input_cost_usd", "float64", f"Uncached input tokens at the input rate; {_COST_DOC}."),
+    Field(
+        "cached_input_cost_usd",
+        "float64",
+        f"Cached input tokens at the cached-input rate; {_COST_DOC}.",
+    ),
+    Field(
+        "cache_write_cost_usd",
+        "float64",
+        f"Cache-write tokens at the cache-write rate; {_COST_DOC}.",
+    ),
+    Field(
+        "output_cost_usd",
+        "float64",
+        f"Output tokens (reasoning added when reported apart) at the output rate; {_COST_DOC}.",
+    ),
+    Field(
+        "cost_usd",
+        "float64",
+        "The call's cost; null when the model has no price or the call lacks token counts.",
+    ),
+    Field(
+        "unpriced_reason",
+        "string",
+        "Why cost_usd is null: no_price (the model is not in the price table), no_tokens (the "
+        "call reports no prompt or completion count) or inconsistent_tokens (cached plus "
+        "cache-write tokens exceed the prompt tokens).",
+    ),
+)
+
+EPISODE_COSTS = _t(
+    "episode_costs",
+    "Per-episode tokens, cost and time: sums of the episode's calls, and its wall time.",
+    ("run_id", "domain", "task_id"),
+    ("benchmark", "run_id"),
+    *_EPISODE_KEY_FIELDS,
+    Field("n_llm_calls", "int32", "Model calls recorded for the episode.", True),
+    Field("n_unpriced_calls", "int32", "Calls whose cost is null (no price or no tokens).", True),
+    Field("n_calls_without_latency", "int32", "Calls that carry no latency.", True),
+    Field("prompt_tokens", "int64", "Sum of prompt_tokens over the calls that report it."),
+    Field("cached_prompt_tokens", "int64", "Sum of cached_prompt_tokens."),
+    Field("cache_write_tokens", "int64", "Sum of cache_write_tokens."),
+    Field("completion_tokens", "int64", "Sum of completion_tokens."),
+    Field("reasoning_tokens", "int64", "Sum of reasoning_tokens."),
+    Field(
+        "cost_usd",
+        "float64",
+        "Sum of the calls' costs; null when there is no call or any call is unpriced (a "
+        "partial sum is never shown as the total).",
+    ),
+    Field("priced_cost_usd", "float64", "Sum over the priced calls only: a lower bound."),
+    Field(
+        "llm_latency_s",
+        "float64",
+        "Sum of the calls' latencies; null when no call carries one.",
+    ),
+    Field(
+        "task_time_s",
+        "float64",
+        "Wall time: last action timestamp minus the first, plus the recorded latency of the "
+        "first turn's calls (they precede the first action); null without two timestamps.",
+    ),
+    Field("n_turns", "int32", "Model turns of the episode (episodes.n_turns)."),
+)
+
+RUN_COSTS = _t(
+    "run_costs",
+    "Per-run cost and time, beside the run's success: what `deskscore cost` prints.",
+    ("run_id",),
+    ("benchmark", "run_id"),
+    RUN_ID,
+    BENCHMARK,
+    Field("n_episodes", "int32", "Task folders of the run.", True),
+    Field("n_episodes_with_usage", "int32", "Task folders with at least one recorded call.", True),
+    Field("n_llm_calls", "int64", "Model calls recorded.", True),
+    Field("n_unpriced_calls", "int64", "Calls whose cost is null.", True),
+    Field("unpriced_models", "list<string>", "Models of the unpriced calls, sorted."),
+    Field("prompt_tokens", "int64", "Sum of prompt_tokens."),
+    Field("cached_prompt_tokens", "int64", "Sum of cached_prompt_tokens."),
+    Field("cache_write_tokens", "int64", "Sum of cache_write_tokens."),
+    Field("completion_tokens", "int64", "Sum of completion_tokens."),
+    Field("reasoning_tokens", "int64", "Sum of reasoning_tokens."),
+    Field("cost_usd", "float64", "Total cost; null when any call is unpriced or none exists."),
+    Field("priced_cost_usd", "float64", "Sum over priced calls only: a lower bound."),
+    Field(
+        "cost_per_task_usd",
+        "float64",
+        "cost_usd / n_episodes_with_usage: the mean cost of a task the agent worked on.",
+    ),
+    Field(
+        "n_tasks_run",
+        "int32",
+        "Episodes with a usable result (deskscore rules).",
+        True,
+    ),
+    Field("n_successes", "int32", "Episodes with r == 1 (deskscore rules).", True),
+    Field("success_rate_run", "float64", "sum(r) / n_tasks_run (deskscore rules)."),
+    Field("cost_per_success_usd", "float64", "cost_usd / n_successes."),
+    Field("llm_latency_s", "float64", "Sum of the calls' latencies, where recorded."),
+    Field("median_task_s", "float64", "Median of episode_costs.task_time_s."),
+    Field("mean_task_s", "float64", "Mean of episode_costs.task_time_s."),
+    Field(
+        "prices",
+        "string",
+        "Which price table priced the calls: 'bundled <date>' plus any override file, with "
+        "a short content hash.",
+        True,
+    ),
+)
+
 TABLES: dict[str, Table] = {
     t.name: t
     for t in (
@@ -575,5 +815,9 @@ TABLES: dict[str, Table] = {
         SCREENSHOTS,
         SCREENSHOT_REFS,
         LOOP_SPANS,
+        LLM_CALLS,
+        LLM_CALL_COSTS,
+        EPISODE_COSTS,
+        RUN_COSTS,
     )
 }

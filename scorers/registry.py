@@ -50,6 +50,21 @@ _ALL = (
        "mean t_agent / t_human_single over strictly successful matched tasks"),
     _m("mean_step_ratio_grouped", 1, "lower", "ratio",
        "mean t_agent / t_human_grouped over strictly successful matched tasks"),
+    _m("cost_usd", 1, "lower", "USD",
+       "sum over a run's model calls of tokens x price per million: uncached input at the "
+       "input rate, cached input at the cached rate, cache writes at the cache-write rate, "
+       "output (reasoning added only where reported apart) at the output rate; null when any "
+       "call is unpriced (scorers/cost.py)"),
+    _m("cost_per_task_usd", 1, "lower", "USD",
+       "cost_usd / tasks with at least one recorded model call"),
+    _m("cost_per_success_usd", 1, "lower", "USD",
+       "cost_usd / tasks with r == 1 (deskscore rules)"),
+    _m("task_time_s", 1, "lower", "seconds",
+       "an episode's wall time: last action timestamp - first, plus the recorded latency of "
+       "the first turn's model calls"),
+    _m("median_task_s", 1, "lower", "seconds", "median task_time_s over a run's episodes"),
+    _m("llm_time_share", 1, "lower", "fraction",
+       "share of task time spent in model calls, where calls record their latency"),
 )  # fmt: skip
 
 METRICS: dict[str, Metric] = {m.name: m for m in _ALL}

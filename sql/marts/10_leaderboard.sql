@@ -1,5 +1,7 @@
 -- leaderboard: one row per run and scoring configuration, best OSWorld-Human success first.
--- Figures come from run_scores (computed once, by the pipeline); this only slices and ranks.
+-- Figures come from run_scores and run_costs (computed once, by the pipeline); this only
+-- slices and ranks. Cost per task and median task time are null until costs are computed,
+-- and cost per task stays null for runs without usage data or with unpriced models.
 CREATE OR REPLACE VIEW leaderboard AS
 WITH
 run_facts AS (
@@ -21,6 +23,10 @@ quarantined AS (
     FROM quarantine
     GROUP BY run_id
 ),
+cost_facts AS (
+    SELECT run_id, cost_per_task_usd, median_task_s
+    FROM run_costs
+),
 scored AS (
     SELECT
         s.*,
@@ -32,11 +38,14 @@ scored AS (
         e.n_episodes,
         e.n_steps,
         e.n_without_result,
-        coalesce(q.n_quarantined, 0) AS n_quarantined
+        coalesce(q.n_quarantined, 0) AS n_quarantined,
+        c.cost_per_task_usd,
+        c.median_task_s
     FROM run_scores AS s
     JOIN run_facts AS r USING (run_id)
     LEFT JOIN episode_facts AS e USING (run_id)
     LEFT JOIN quarantined AS q USING (run_id)
+    LEFT JOIN cost_facts AS c USING (run_id)
 ),
 final AS (
     SELECT
@@ -64,6 +73,8 @@ final AS (
         mean_step_ratio_single,
         mean_step_ratio_grouped,
         mean_t_fail,
+        cost_per_task_usd,
+        median_task_s,
         n_steps,
         n_without_result,
         n_quarantined,

@@ -1,0 +1,534 @@
+"""Model-call usage as runners archive it (tokens, latency, stage), read into llm_calls rows.
+
+Where the numbers come from, and what each shape means:
+
+- gpt54 / Operator runners (DeskCraft `lib_run_single.py`): every traj.jsonl line carries
+  `model_usage = {model_time, prompt_tokens, completion_tokens}` of the turn's one Responses API
+  call (prompt_tokens is the response's `input_tokens`, cached ones included; `model_time` is
+  seconds). The turn's lines repeat it, so it counts once per turn. Some of these runners
+  write 0 and 0 when their server exposes no counts: both zero is read as "not reported".
+  The line's `messages` are the response's output items and carry no usage of their own;
+  an item that does embed a `usage` object is read as a call.
+- OpenAI Chat Completions usage: prompt_tokens (cached included),
+  prompt_tokens_details.cached_tokens, completion_tokens (reasoning included),
+  completion_tokens_details.reasoning_tokens.
+- OpenAI Responses usage: input_tokens (cached included), input_tokens_details.cached_tokens,
+  output_tokens (reasoning included), output_tokens_details.reasoning_tokens.
+- Anthropic usage: input_tokens (uncached only), cache_read_input_tokens,
+  cache_creation_input_tokens, output_tokens (thinking included).
+- inspect_ai ModelUsage: input_tokens (uncached only), input_tokens_cache_read,
+  input_tokens_cache_write, output_tokens, reasoning_tokens, total_tokens; a sample's
+  `model_usage` maps model name to one of these.
+- Gemini usage_metadata: prompt_token_count (cached included), cached_content_token_count,
+  candidates_token_count (thoughts NOT included), thoughts_token_count.
+- Agent S1/S2 agent info: num_input_tokens_<module>, num_output_tokens_<module>: the runner's
+  own estimates (tiktoken plus a fixed count per image), read as archived.
+- `token_usage.json` in a task folder (Agent S3 style; no public runner's exact layout could
+  be confirmed, so the documented variants are accepted): a list of call entries, or an
+  object holding such a list under calls/records/entries/history/steps, or an object keyed
+  by stage or model whose values are entries, lists of entries or usage totals. An entry
+  names its step (step, step_num, turn), stage (stage, module, agent, role, component, name),
+  model, a usage object (usage, token_usage, or its own flat fields), a latency (latency_s,
+  latency, duration, elapsed, model_time, call_duration, time, or *_ms in milliseconds) and a
+  start (started_at, start_time, timestamp: ISO-8601 or epoch seconds).
+
+Everything is normalised to one convention: prompt_tokens counts every input token, cache reads
+and writes included; cached_prompt_tokens and cache_write_tokens are parts of it. A field a
+format lacks stays None. Only the standard library is imported: this runs on the ingest path.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+from deskscore.collectors.timestamps import parse_action_timestamp
+
+STAGES = ("planning", "reflection", "judging", "grounding", "retrieval", "other")
+
+_STAGE_WORDS = (
+    ("reflect", "reflection"),
+    ("judg", "judging"),
+    ("evaluat", "judging"),
+    ("verif", "judging"),
+    ("critic", "judging"),
+    ("ground", "grounding"),
+    ("retriev", "retrieval"),
+    ("search", "retrieval"),
+    ("knowledge", "retrieval"),
+    ("rag", "retrieval"),
+    ("memory", "retrieval"),
+    ("plan", "planning"),
+    ("generat", "planning"),
+    ("worker", "planning"),
+    ("executor", "planning"),
+    ("manager", "planning"),
+    ("policy", "planning"),
+    ("actor", "planning"),
+    ("dag", "planning"),
+    ("main", "planning"),
+)
+"""Parts of a source's stage, module or agent name, first match wins: a word of 6 letters or
+more anywhere in the name (ReflectionAgent), a shorter one only at the start of one of its
+words (rag_retriever, dag_planner; not drag or explanation)."""
+
+_LATENCY_S = (
+    "latency_s",
+    "latency",
+    "duration_s",
+    "duration",
+    "elapsed_s",
+    "elapsed",
+    "model_time",
+    "call_duration",
+    "response_time",
+    "working_time",
+    "time",
+)
+_LATENCY_MS = ("latency_ms", "duration_ms", "elapsed_ms", "response_time_ms")
+_STARTED = ("started_at", "start_time", "started", "timestamp", "time_start")
+_STEP_KEYS = ("step", "step_num", "turn", "turn_num")
+_STAGE_KEYS = ("stage", "module", "agent", "role", "component", "name", "call_type", "purpose")
+_MODEL_KEYS = ("model", "model_name", "engine")
+_LIST_KEYS = ("calls", "records", "entries", "history", "usage_log", "log", "steps")
+_TOTAL_KEYS = ("total", "totals", "summary", "overall", "all", "sum", "total_cost", "cost")
+
+SCREENSHOT_KEYS = ("screenshot_s", "screenshot_time", "screenshot_duration")
+"""Traj record keys read as the seconds a screenshot took (no public runner confirmed)."""
+ACTION_KEYS = ("action_s", "action_time", "action_duration", "execution_time", "exec_time")
+"""Traj record keys read as the seconds executing the action took (no public runner confirmed)."""
+
+USAGE_FILE = "token_usage.json"
+
+
+class Usage(NamedTuple):
+    """Token counts of one call under the prompt-includes-cache convention."""
+
+    prompt_tokens: int | None
+    cached_prompt_tokens: int | None
+    cache_write_tokens: int | None
+    completion_tokens: int | None
+    reasoning_tokens: int | None
+    reasoning_in_completion: bool | None
+    format: str
+
+
+class Call(NamedTuple):
+    """One model call found in an archive, before it is placed in its episode."""
+
+    stage: str
+    stage_raw: str | None
+    model: str | None
+    usage: Usage | None
+    latency_s: float | None
+    started_at: datetime | None
+    usage_format: str
+    usage_json: str | None
+    step_num: int | None = None
+
+
+class UsageProblem(NamedTuple):
+    """Something in a usage file that could not become a call (it goes to quarantine)."""
+
+    reason: str
+    what: str
+    excerpt: str
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def count(value: Any) -> int | None:
+    """A token count: a non-negative integer (or integral float); anything else None."""
+    if type(value) is int:
+        return value if value >= 0 else None
+    if type(value) is float and math.isfinite(value) and value >= 0 and value.is_integer():
+        return int(value)
+    return None
+
+
+def seconds(value: Any) -> float | None:
+    """A duration in seconds: a finite non-negative number; anything else None."""
+    if type(value) in (int, float) and math.isfinite(value) and value >= 0:
+        return float(value)
+    return None
+
+
+def _get(d: dict, *keys: str) -> Any:
+    for k in keys:
+        if k in d and d[k] is not None:
+            return d[k]
+    return None
+
+
+def _sub(d: dict, key: str, field: str) -> Any:
+    inner = d.get(key)
+    return inner.get(field) if isinstance(inner, dict) else None
+
+
+def _add(*values: int | None) -> int | None:
+    """Sum of the counts that are known; None only when none is."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def parse_usage(obj: Any) -> Usage | None:
+    """Recognise one provider usage object (see the module doc); None when it is not one."""
+    if not isinstance(obj, dict):
+        return None
+    keys = obj.keys()
+    if "prompt_token_count" in keys or "candidates_token_count" in keys:
+        return _gemini(obj, "prompt_token_count", "cached_content_token_count",
+                       "candidates_token_count", "thoughts_token_count")  # fmt: skip
+    if "promptTokenCount" in keys or "candidatesTokenCount" in keys:
+        return _gemini(obj, "promptTokenCount", "cachedContentTokenCount",
+                       "candidatesTokenCount", "thoughtsTokenCount")  # fmt: skip
+    if "input_tokens_cache_read" in keys or "input_tokens_cache_write" in keys:
+        base, read = count(obj.get("input_tokens")), count(obj.get("input_tokens_cache_read"))
+        write = count(obj.get("input_tokens_cache_write"))
+        return Usage(
+            _add(base, read, write) if base is not None else None,
+            read, write, count(obj.get("output_tokens")), count(obj.get("reasoning_tokens")),
+            True, "inspect_ai",
+        )  # fmt: skip
+    if "cache_read_input_tokens" in keys or "cache_creation_input_tokens" in keys:
+        base = count(obj.get("input_tokens"))
+        read = count(obj.get("cache_read_input_tokens"))
+        write = count(obj.get("cache_creation_input_tokens"))
+        return Usage(
+            _add(base, read, write) if base is not None else None,
+            read, write, count(obj.get("output_tokens")), None, True, "anthropic",
+        )  # fmt: skip
+    if "prompt_tokens" in keys or "completion_tokens" in keys:
+        return Usage(
+            count(obj.get("prompt_tokens")),
+            count(_sub(obj, "prompt_tokens_details", "cached_tokens")),
+            None,
+            count(obj.get("completion_tokens")),
+            count(_sub(obj, "completion_tokens_details", "reasoning_tokens")),
+            True,
+            "openai.chat",
+        )
+    if "input_tokens" in keys or "output_tokens" in keys:
+        if "total_tokens" in keys or "input_tokens_details" in keys:
+            return Usage(
+                count(obj.get("input_tokens")),
+                count(_sub(obj, "input_tokens_details", "cached_tokens")),
+                None,
+                count(obj.get("output_tokens")),
+                count(_sub(obj, "output_tokens_details", "reasoning_tokens")),
+                True,
+                "openai.responses",
+            )
+        # Anthropic without cache fields: input_tokens is then the whole prompt too
+        return Usage(count(obj.get("input_tokens")), None, None, count(obj.get("output_tokens")),
+                     None, True, "anthropic")  # fmt: skip
+    return None
+
+
+def _gemini(obj: dict, prompt: str, cached: str, out: str, thoughts: str) -> Usage:
+    return Usage(
+        count(obj.get(prompt)), count(obj.get(cached)), None, count(obj.get(out)),
+        count(obj.get(thoughts)), False, "gemini",
+    )  # fmt: skip
+
+
+def normalise_stage(raw: Any) -> str:
+    """A source's stage, module or agent name as one of STAGES ('other' when none fits)."""
+    if not isinstance(raw, str):
+        return "other"
+    low = raw.lower()
+    if low in STAGES:
+        return low
+    words = [w for w in re.split(r"[^a-z0-9]+", low) if w]
+    for word, stage in _STAGE_WORDS:
+        if word in low if len(word) >= 6 else any(w.startswith(word) for w in words):
+            return stage
+    return "other"
+
+
+def _known_stage(raw: Any) -> bool:
+    return normalise_stage(raw) != "other" or (isinstance(raw, str) and raw.lower() == "other")
+
+
+def latency_of(d: dict) -> float | None:
+    """Seconds from the first latency key present (milliseconds keys divided by 1000)."""
+    for k in _LATENCY_S:
+        if k in d:
+            v = seconds(d[k])
+            if v is not None:
+                return v
+    for k in _LATENCY_MS:
+        if k in d:
+            v = seconds(d[k])
+            if v is not None:
+                return v / 1000.0
+    return None
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An ISO-8601 string, a runner stamp (%Y%m%d@%H%M%S) or epoch seconds (or ms) as a naive
+    UTC datetime; anything else None."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.endswith("Z"):
+            text = text[:-1] + "+00:00"
+        return parse_action_timestamp(text)
+    if type(value) in (int, float) and math.isfinite(value) and value > 0:
+        secs = value / 1000.0 if value > 1e11 else float(value)
+        try:
+            return datetime.fromtimestamp(secs, UTC).replace(tzinfo=None)
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None
+
+
+def _started(d: dict) -> datetime | None:
+    for k in _STARTED:
+        if k in d:
+            t = parse_time(d[k])
+            if t is not None:
+                return t
+    return None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+# --------------------------------------------------------------------------- traj records
+
+
+def _gpt54(mu: dict, model: str | None) -> Call:
+    prompt, completion = count(mu.get("prompt_tokens")), count(mu.get("completion_tokens"))
+    if prompt == 0 and completion == 0:  # a server that exposes no counts writes 0 and 0
+        prompt = completion = None
+    usage = Usage(prompt, None, None, completion, None, None, "gpt54.model_usage")
+    return Call("planning", None, model, usage, seconds(mu.get("model_time")), None,
+                "gpt54.model_usage", _dumps(mu))  # fmt: skip
+
+
+def _embedded(obj: dict, model: str | None, rec: dict, stage_raw: str | None = None) -> Call:
+    usage = parse_usage(obj)
+    assert usage is not None
+    stage = normalise_stage(stage_raw) if stage_raw else "planning"
+    return Call(stage, stage_raw, model, usage, latency_of(rec), _started(rec), usage.format,
+                _dumps(obj))  # fmt: skip
+
+
+def record_calls(rec: dict) -> list[Call]:
+    """The model calls one traj.jsonl record carries (before its keys are split into columns).
+
+    At most one source per record is read, in this order, so one call is never counted twice:
+    gpt54 `model_usage`; inspect-style `model_usage` (model -> usage); an embedded `usage` or
+    `token_usage` object; a `response`/`raw_response` object holding `usage`; usage objects
+    inside `messages`; Agent S info counts (num_input_tokens_<module>).
+    """
+    model = _str(rec.get("model"))
+    mu = rec.get("model_usage")
+    if isinstance(mu, dict) and mu:
+        if any(k in mu for k in ("model_time", "prompt_tokens", "completion_tokens")):
+            return [_gpt54(mu, model)]
+        calls = [_embedded(v, name, rec) for name, v in mu.items() if parse_usage(v) is not None]
+        if calls:
+            return calls
+    for key in ("usage", "token_usage"):
+        obj = rec.get(key)
+        if parse_usage(obj) is not None:
+            return [_embedded(obj, model, rec, _str(_get(rec, *_STAGE_KEYS)))]
+    for key in ("response", "raw_response"):
+        obj = rec.get(key)
+        if isinstance(obj, dict) and parse_usage(obj.get("usage")) is not None:
+            return [_embedded(obj["usage"], _str(obj.get("model")) or model, rec)]
+    messages = rec.get("messages")
+    if isinstance(messages, list):
+        calls = [
+            _embedded(m["usage"], _str(m.get("model")) or model, m)
+            for m in messages
+            if isinstance(m, dict) and parse_usage(m.get("usage")) is not None
+        ]
+        if calls:
+            return calls
+    return _agent_s_info(rec, model)
+
+
+def _agent_s_info(rec: dict, model: str | None) -> list[Call]:
+    modules = [k[len("num_input_tokens_") :] for k in rec if k.startswith("num_input_tokens_")]
+    calls = []
+    for module in modules:
+        prompt = count(rec.get(f"num_input_tokens_{module}"))
+        completion = count(rec.get(f"num_output_tokens_{module}"))
+        if not prompt and not completion:
+            continue  # Agent S writes 0 and 0 for a module that made no call
+        usage = Usage(prompt, None, None, completion, None, None, "agent_s.info")
+        raw = {k: rec[k] for k in rec if k.endswith(f"_tokens_{module}")}
+        calls.append(Call(normalise_stage(module), module, model, usage, None, None,
+                          "agent_s.info", _dumps(raw)))  # fmt: skip
+    return calls
+
+
+def call_key(call: Call) -> tuple[Any, ...]:
+    """What makes two records' calls the same call (a turn's lines repeat its usage)."""
+    return (call.usage_format, call.model, call.stage_raw, call.usage_json, call.latency_s)
+
+
+def record_timings(rec: dict) -> tuple[float | None, float | None]:
+    """(screenshot seconds, action seconds) a record carries under the accepted keys; the keys
+    found are removed from `rec` (they become columns), the others stay for `extra`."""
+    out: list[float | None] = []
+    for keys in (SCREENSHOT_KEYS, ACTION_KEYS):
+        value = None
+        for k in keys:
+            if k in rec:
+                v = seconds(rec[k])
+                if v is not None:
+                    del rec[k]
+                    value = v
+                    break
+        out.append(value)
+    return out[0], out[1]
+
+
+# --------------------------------------------------------------------------- token_usage.json
+
+
+def _entry_call(entry: dict, stage_hint: str | None, model_hint: str | None) -> Call | None:
+    stage_raw = _str(_get(entry, *_STAGE_KEYS)) or stage_hint
+    model = _str(_get(entry, *_MODEL_KEYS)) or model_hint
+    obj: Any = None
+    usage = None
+    for key in ("usage", "token_usage", "usage_metadata", "tokens"):
+        usage = parse_usage(entry.get(key))
+        if usage is not None:
+            obj = entry[key]
+            break
+    if usage is None:
+        usage = parse_usage(entry)
+        if usage is not None:
+            obj = {k: v for k, v in entry.items() if isinstance(v, int | float | dict)}
+    latency = latency_of(entry)
+    if usage is None and latency is None:
+        return None
+    step = None
+    for k in _STEP_KEYS:
+        if k in entry and count(entry[k]) is not None:
+            step = count(entry[k])
+            break
+    fmt = usage.format if usage is not None else "flat"
+    return Call(normalise_stage(stage_raw), stage_raw, model, usage, latency, _started(entry),
+                fmt, _dumps(obj if obj is not None else entry), step)  # fmt: skip
+
+
+def _entries(data: Any) -> list[tuple[Any, str | None, str | None]]:
+    """(entry, stage hint, model hint) triples of a token_usage.json document."""
+    if isinstance(data, list):
+        return [(e, None, None) for e in data]
+    if not isinstance(data, dict):
+        return [(data, None, None)]
+    for key in _LIST_KEYS:
+        if isinstance(data.get(key), list):
+            return [(e, None, None) for e in data[key]]
+    if parse_usage(data) is not None or latency_of(data) is not None:
+        return [(data, None, None)]
+    out: list[tuple[Any, str | None, str | None]] = []
+    for name, value in data.items():
+        if str(name).lower() in _TOTAL_KEYS or not isinstance(value, dict | list):
+            continue  # totals and scalar metadata: the calls hold the numbers
+        stage, model = (name, None) if _known_stage(name) else (None, name)
+        items = value if isinstance(value, list) else [value]
+        out.extend((e, stage, model) for e in items)
+    return out
+
+
+def file_calls(data: bytes) -> tuple[list[Call], list[UsageProblem]]:
+    """The calls of a token_usage.json file, and what in it could not be read."""
+    try:
+        doc = json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        text = data[:200].decode("utf-8", "backslashreplace")
+        return [], [UsageProblem("invalid_json", f"{USAGE_FILE} is not valid JSON ({e})", text)]
+    calls: list[Call] = []
+    problems: list[UsageProblem] = []
+    for i, (entry, stage, model) in enumerate(_entries(doc)):
+        call = _entry_call(entry, stage, model) if isinstance(entry, dict) else None
+        if call is None:
+            problems.append(
+                UsageProblem(
+                    "unrecognised_usage",
+                    f"entry {i} of {USAGE_FILE} holds no token counts or latency this reader knows",
+                    _dumps(entry)[:200],
+                )
+            )
+            continue
+        calls.append(call)
+    return calls, problems
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def call_rows(
+    calls: list[Call],
+    *,
+    run_id: str,
+    benchmark: str,
+    domain: str,
+    task_id: str,
+    first_step_idx: dict[int, int],
+    source_file: str,
+    line_nos: list[int | None] | None = None,
+) -> list[dict[str, Any]]:
+    """llm_calls rows (call_idx unset: the episode numbers them) for one source file's calls.
+
+    `first_step_idx` maps a turn (step_num) to the step_idx of its first step row.
+    """
+    rows = []
+    for i, c in enumerate(calls):
+        u = c.usage
+        rows.append(
+            {
+                "run_id": run_id, "benchmark": benchmark, "domain": domain, "task_id": task_id,
+                "step_num": c.step_num,
+                "step_idx": first_step_idx.get(c.step_num) if c.step_num is not None else None,
+                "stage": c.stage, "stage_raw": c.stage_raw, "model": c.model,
+                "prompt_tokens": u.prompt_tokens if u else None,
+                "cached_prompt_tokens": u.cached_prompt_tokens if u else None,
+                "cache_write_tokens": u.cache_write_tokens if u else None,
+                "completion_tokens": u.completion_tokens if u else None,
+                "reasoning_tokens": u.reasoning_tokens if u else None,
+                "reasoning_in_completion": (
+                    u.reasoning_in_completion if u and u.reasoning_tokens is not None else None
+                ),
+                "latency_s": c.latency_s, "started_at": c.started_at,
+                "usage_format": c.usage_format, "source_file": source_file,
+                "line_no": line_nos[i] if line_nos is not None else None,
+                "usage_json": c.usage_json,
+            }
+        )  # fmt: skip
+    return rows
+
+
+__all__ = [
+    "ACTION_KEYS",
+    "SCREENSHOT_KEYS",
+    "STAGES",
+    "USAGE_FILE",
+    "Call",
+    "Usage",
+    "UsageProblem",
+    "call_key",
+    "call_rows",
+    "count",
+    "file_calls",
+    "latency_of",
+    "normalise_stage",
+    "parse_time",
+    "parse_usage",
+    "record_calls",
+    "record_timings",
+    "seconds",
+]
