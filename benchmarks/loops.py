@@ -32,22 +32,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from deskscore.scorers.domains import OSWORLD_DOMAINS
 from deskscore.scorers.loops import EPISODE_COLUMNS, STEP_COLUMNS, LoopParams, detect_loops
 
 TARGET_RATIO = 4.0
 LOOP_SHARE = 0.2
-DOMAINS = (
-    "chrome",
-    "gimp",
-    "libreoffice_calc",
-    "libreoffice_impress",
-    "libreoffice_writer",
-    "multi_apps",
-    "os",
-    "thunderbird",
-    "vlc",
-    "vs_code",
-)
 EPISODES_PER_RUN = 400
 _OPENERS = (
     "The screenshot shows",
@@ -208,7 +197,7 @@ def generate(n_rows: int, seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame]:
         {
             "run_id": pl.Series(ep // EPISODES_PER_RUN).cast(pl.String).str.pad_start(6, "0"),
             "benchmark": pl.repeat("osworld", n, eager=True),
-            "domain": np.array(DOMAINS)[ep % len(DOMAINS)],
+            "domain": np.array(OSWORLD_DOMAINS)[ep % len(OSWORLD_DOMAINS)],
             "task_id": task_ids.gather(pl.Series(ep).cast(pl.UInt32)),
             "step_idx": pl.Series(step_idx).cast(pl.Int32),
             "step_num": pl.Series(step_num).cast(pl.Int32),
