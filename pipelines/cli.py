@@ -126,6 +126,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="table", choices=FORMATS)
 
     p = sub.add_parser(
+        "report", help="write one self-contained HTML page of charts and episode drill-downs"
+    )
+    _warehouse_arg(p)
+    p.add_argument("--out", default="report.html", help="the HTML file (default report.html)")
+    p.add_argument("--run", action="append", dest="runs", help="only this run id (repeatable)")
+    p.add_argument("--png", help="also write each figure as a PNG into this folder")
+
+    p = sub.add_parser(
         "demo", help="generate a demo archive, ingest it, score it, print the leaderboard"
     )
     p.add_argument(

@@ -418,6 +418,18 @@ def cmd_leaderboard(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+    from deskscore.pipelines.report import build_report
+
+    root = _existing_warehouse(args.warehouse)
+    result = build_report(str(root), args.out, run_ids=args.runs, png_dir=args.png)
+    print(
+        f"wrote {result.path}: {len(result.figures)} figure(s), {result.n_episodes} episode(s), "
+        f"{result.n_thumbnails} thumbnail(s)" + (f"; PNGs in {args.png}" if args.png else "")
+    )
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     from deskscore.collectors.synthetic import write_demo_archive
     from deskscore.pipelines import progress
