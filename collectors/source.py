@@ -9,10 +9,19 @@ listed but reported in `problems`, as quarantine-shaped dicts.
 from __future__ import annotations
 
 import os
+import stat
 import zipfile
 from typing import Any, BinaryIO
 
 _ZIP_HINT = "check it with `unzip -t`, re-download or re-create it, and ingest again"
+
+MAX_MEMBER_BYTES = 1 << 30
+"""Largest member a zip may unpack to: a run's biggest files (traj.jsonl, recordings) are far
+smaller, and a member declaring more is refused rather than inflated into memory."""
+MAX_MEMBER_RATIO = 200
+"""Largest compression ratio for members over `_RATIO_FLOOR` bytes: screenshots are PNG
+(already compressed) and JSON lines shrink ~10x; a 1000x member is a zip bomb."""
+_RATIO_FLOOR = 16 << 20
 
 
 class SourceError(Exception):
@@ -180,10 +189,16 @@ class ZipSource(Source):
 
     kind = "zip"
 
-    def __init__(self, uri: str, fileobj: BinaryIO | None = None) -> None:
+    def __init__(
+        self,
+        uri: str,
+        fileobj: BinaryIO | None = None,
+        max_member_bytes: int = MAX_MEMBER_BYTES,
+    ) -> None:
         self.uri = uri if fileobj is not None else os.path.abspath(uri)
         self.problems = []
         self._fileobj = fileobj
+        self._max_member = max_member_bytes
         try:
             self._zip = zipfile.ZipFile(fileobj if fileobj is not None else self.uri)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as e:
@@ -196,6 +211,8 @@ class ZipSource(Source):
             if info.is_dir() or _is_macos_metadata(name):
                 continue
             reason = _unsafe_reason(name)
+            if not reason and stat.S_ISLNK(info.external_attr >> 16):
+                reason = "symlink member (it could point outside the archive)"
             if reason:
                 self.problems.append(
                     _problem(
@@ -227,10 +244,28 @@ class ZipSource(Source):
         except KeyError:
             raise SourceError(self.uri, f"no member {path!r} in the archive", path) from None
 
+    def _refuse_bomb(self, path: str, info: zipfile.ZipInfo) -> None:
+        """Refuse members that would inflate beyond the caps, before decompressing anything."""
+        size, packed = info.file_size, max(info.compress_size, 1)
+        why = None
+        if size > self._max_member:
+            why = f"declares {size} bytes unpacked, over the {self._max_member}-byte limit"
+        elif size > _RATIO_FLOOR and size > MAX_MEMBER_RATIO * packed:
+            why = f"inflates {size // packed}x ({packed} -> {size} bytes): a zip bomb"
+        if why:
+            raise SourceError(
+                self.uri, f"member {path} {why}; it was not read (re-create the archive)", path
+            )
+
     def read_bytes(self, path: str) -> bytes:
         info = self._info(path)
+        self._refuse_bomb(path, info)
         try:
-            return self._zip.read(info)
+            with self._zip.open(info) as member:
+                data = member.read(self._max_member + 1)
+            if len(data) > self._max_member:  # a header that lied about the size
+                raise ValueError(f"unpacks to more than {self._max_member} bytes")
+            return data
         except Exception as e:  # bad CRC, encryption, unknown compression, truncated data
             raise SourceError(
                 self.uri,

@@ -25,6 +25,16 @@ def _warehouse_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _wait_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="if another job is writing the warehouse, wait this long for it (default 0: refuse)",
+    )
+
+
 def _score_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-steps-scoring",
@@ -75,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="osworld",
         help="benchmark name stored with the runs (default osworld)",
     )
+    _wait_arg(p)
 
     p = sub.add_parser(
         "score", help="compute episode and run scores (success, WES+, WES-, WES, step ratios)"
@@ -89,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-costs", action="store_true", help="skip pricing the model calls (run_costs, ...)"
     )
+    _wait_arg(p)
 
     p = sub.add_parser(
         "cost",
@@ -106,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _warehouse_arg(p)
     p.add_argument("--run", action="append", dest="runs", help="hash only this run id (repeatable)")
+    _wait_arg(p)
 
     p = sub.add_parser("loops", help="list the episodes that loop most, with their loop spans")
     _warehouse_arg(p)
@@ -116,7 +129,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("sql", help="run a SQL query against the warehouse views")
     p.add_argument("query", help='SQL, e.g. "SELECT * FROM leaderboard"')
     _warehouse_arg(p)
+    p.add_argument(
+        "--write",
+        action="store_true",
+        help="allow statements that write (COPY, ATTACH, CREATE ...); default: read-only queries",
+    )
     p.add_argument("--format", default="table", choices=FORMATS)
+
+    p = sub.add_parser(
+        "check",
+        help="prove nothing was lost: every source line in a table or quarantine, no orphan rows",
+    )
+    _warehouse_arg(p)
+    p.add_argument(
+        "--no-sources", action="store_true", help="do not re-read the archives to re-count lines"
+    )
 
     p = sub.add_parser("leaderboard", help="print the leaderboard")
     _warehouse_arg(p)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -103,6 +104,18 @@ def reconciliation(
     return Reconciliation("\n".join(lines), unreadable)
 
 
+@contextmanager
+def _writer(args: argparse.Namespace, command: str) -> Iterator[None]:
+    """Hold the warehouse's writer lock (see pipelines.lock) or fail with a clear message."""
+    from deskscore.pipelines.lock import WarehouseBusy, writer_lock
+
+    try:
+        with writer_lock(args.warehouse, command, getattr(args, "wait", 0.0) or 0.0):
+            yield
+    except WarehouseBusy as exc:
+        raise UserError(str(exc)) from None
+
+
 def _normalise(source: str) -> str:
     from deskscore.collectors.source import open_source
 
@@ -117,7 +130,10 @@ def cmd_ingest(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     from deskscore.pipelines.ingest import run_ingest
 
     started = time.perf_counter()
-    with progress.show("ingest", ["task folders", "episodes", "runs written"]):
+    with (
+        _writer(args, "ingest"),
+        progress.show("ingest", ["task folders", "episodes", "runs written"]),
+    ):
         result = run_ingest(
             args.sources,
             args.warehouse,
@@ -147,7 +163,7 @@ def cmd_score(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
 
     _existing_warehouse(args.warehouse)
     try:
-        with progress.show("score", ["runs scored"]):
+        with _writer(args, "score"), progress.show("score", ["runs scored"]):
             counters = run_score(
                 args.warehouse,
                 human_version=args.human_version,
@@ -181,7 +197,7 @@ def cmd_hash(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
 
     _existing_warehouse(args.warehouse)
     started = time.perf_counter()
-    with progress.show("hash", ["screenshots", "decoded"]):
+    with _writer(args, "hash"), progress.show("hash", ["screenshots", "decoded"]):
         counters = run_hash(args.warehouse, run_ids=args.runs, beam_args=beam_args)
     print(
         f"hashed {counters.get('refs', 0)} screenshot reference(s) in {counters.get('runs', 0)} run(s): "
@@ -349,12 +365,30 @@ def cmd_cost(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+    from deskscore.pipelines.check import check_text, check_warehouse
+
+    result = check_warehouse(_existing_warehouse(args.warehouse), sources=not args.no_sources)
+    print(check_text(result))
+    return 0 if result.ok else 1
+
+
 def cmd_sql(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     import duckdb
 
     from deskscore.sql import connect
+    from deskscore.sql.loader import sandbox, writing_statements
 
-    con = connect(_existing_warehouse(args.warehouse))
+    root = _existing_warehouse(args.warehouse)
+    con = connect(root)
+    if not getattr(args, "write", False):
+        writes = writing_statements(con, args.query)
+        if writes:
+            raise UserError(
+                f"{', '.join(sorted(set(writes)))} statement(s) refused: the warehouse is opened "
+                "read-only; pass --write to run statements that write"
+            )
+        sandbox(con, root)
     try:
         relation = con.sql(args.query)
     except duckdb.Error as exc:

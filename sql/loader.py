@@ -76,3 +76,31 @@ def connect(
     for _, text in _sql_files("marts"):
         con.execute(text.replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP VIEW"))
     return con
+
+
+READ_ONLY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
+"""Statement types `deskscore sql` runs without `--write`: queries, never COPY/ATTACH/EXPORT."""
+
+
+def sandbox(con: Any, warehouse: str | os.PathLike[str]) -> None:
+    """Confine `con` to reading files under `warehouse` (views keep working; nothing outside
+    the warehouse can be read or written), and lock the setting so a query cannot undo it."""
+    root = str(Path(warehouse).resolve()).rstrip("/") + "/"
+    con.execute("SET allowed_directories = [" + _quote(root) + "]")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+def writing_statements(con: Any, query: str) -> list[str]:
+    """The types of the statements in `query` that are not plain queries (empty: read-only).
+
+    A query that DuckDB cannot split is left to DuckDB, which reports the syntax error.
+    """
+    import duckdb
+
+    try:
+        statements = con.extract_statements(query)
+    except duckdb.Error:
+        return []
+    types = [str(s.type).rsplit(".", 1)[-1] for s in statements]
+    return [t for t in types if t not in READ_ONLY_STATEMENTS]

@@ -1,0 +1,183 @@
+"""`deskscore check`: prove that a warehouse lost nothing and holds nothing dangling.
+
+Three families of findings, each a line a person can act on:
+- accounting: every run's task folders are episodes, and every trajectory line is a step row
+  or a quarantine row (re-counted from the source when it can still be opened);
+- schema: every Parquet file carries the current schema version;
+- orphans: rows keyed by an episode (or a run) that the warehouse does not hold.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+from typing import NamedTuple
+
+EPISODE_KEYED = ("steps", "episode_scores", "loop_spans", "screenshot_refs", "llm_calls")
+"""Tables whose rows belong to one episode: (run_id, domain, task_id) must be in episodes."""
+
+_MAX_LISTED = 20
+
+
+class CheckResult(NamedTuple):
+    problems: list[str]
+    facts: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _keys(wh: object, name: str) -> list[tuple]:
+    from deskscore.schemas import TABLES
+
+    cols = [
+        c for c in ("run_id", "domain", "task_id") if c in {f.name for f in TABLES[name].fields}
+    ]
+    data = wh.read(name, columns=cols)  # type: ignore[attr-defined]
+    return list(zip(*(data.column(c).to_pylist() for c in cols), strict=True))
+
+
+def _schema_problems(wh: object) -> tuple[list[str], int]:
+    from deskscore.collectors.warehouse import SCHEMA_VERSION, schema_version_of
+    from deskscore.schemas import TABLES
+
+    problems, n_files = [], 0
+    for name in TABLES:
+        for path in wh.files(name):  # type: ignore[attr-defined]
+            n_files += 1
+            try:
+                version = schema_version_of(path)
+            except Exception as e:  # a truncated or foreign file
+                problems.append(f"{path}: not a readable Parquet file ({e}); delete it and re-run")
+                continue
+            if version != SCHEMA_VERSION:
+                problems.append(
+                    f"{path}: schema version {version}, expected {SCHEMA_VERSION}; re-run the job "
+                    f"that writes {name}"
+                )
+    return problems, n_files
+
+
+def _source_counts(source_uri: str, run_path: str) -> tuple[dict[str, int], int] | None:
+    """Lines of each trajectory file and the task folders of one run, re-read from its source;
+    None when the source cannot be opened any more (moved, offline)."""
+    from deskscore.collectors.layout import discover
+    from deskscore.collectors.osworld import count_lines
+    from deskscore.collectors.source import SourceError, open_source
+
+    try:
+        src = open_source(source_uri)
+    except (SourceError, OSError):
+        return None
+    with src:
+        runs = [r for r in discover(src.files()) if r.run_path == run_path]
+        if not runs:
+            return {}, 0
+        lines: dict[str, int] = {}
+        for task in runs[0].tasks:
+            for name in task.files:
+                if name.endswith(".jsonl"):
+                    path = f"{task.path}/{name}"
+                    try:
+                        lines[path] = count_lines(src.read_bytes(path))
+                    except SourceError:
+                        continue
+        return lines, len(runs[0].tasks)
+
+
+def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) -> CheckResult:
+    """Every finding about `warehouse`; `sources=False` skips re-reading the archives."""
+    from deskscore.collectors.warehouse import Warehouse
+
+    wh = Warehouse(Path(warehouse))
+    problems, n_files = _schema_problems(wh)
+    facts = [f"{n_files} Parquet file(s) checked for schema version"]
+
+    runs = wh.read("runs").to_pylist()
+    run_ids = {r["run_id"] for r in runs}
+    episodes = wh.read("episodes").to_pylist()
+    episode_keys = {(e["run_id"], e["domain"], e["task_id"]) for e in episodes}
+    for e in episodes:
+        if e["run_id"] not in run_ids:
+            problems.append(
+                f"episodes: {e['task_path']} belongs to run {e['run_id']}, which has no runs row"
+            )
+    step_counts = Counter(_keys(wh, "steps"))
+    for name in EPISODE_KEYED:
+        orphans = Counter(k for k in _keys(wh, name) if k not in episode_keys)
+        for key, n in sorted(orphans.items())[:_MAX_LISTED]:
+            problems.append(f"{name}: {n} row(s) of run {key[0]} task {key[1]}/{key[2]} "
+                            "have no episode; re-ingest that run")  # fmt: skip
+
+    quarantined = Counter(
+        (q["run_id"], q["location"])
+        for q in wh.read("quarantine", columns=["run_id", "location", "line_no"]).to_pylist()
+        if q["line_no"] is not None
+    )
+    per_run = Counter(e["run_id"] for e in episodes)
+    n_lines = 0
+    for e in episodes:
+        key = (e["run_id"], e["domain"], e["task_id"])
+        steps, lines = step_counts[key], e["n_lines"]
+        n_lines += lines
+        if steps + e["n_quarantined"] != lines:
+            problems.append(
+                f"episodes: {e['task_path']}: {lines} trajectory line(s) but {steps} step row(s) + "
+                f"{e['n_quarantined']} quarantined; re-ingest run {e['run_id']}"
+            )
+        if e["traj_file"] and quarantined[(e["run_id"], e["traj_file"])] != e["n_quarantined"]:
+            problems.append(
+                f"quarantine: {e['traj_file']}: {quarantined[(e['run_id'], e['traj_file'])]} "
+                f"line row(s), but the episode counts {e['n_quarantined']}; re-ingest run "
+                f"{e['run_id']}"
+            )
+    facts.append(f"{len(episodes)} episode(s), {n_lines} trajectory line(s) accounted for")
+
+    unreachable = 0
+    for run in runs:
+        rid = run["run_id"]
+        if per_run[rid] != run["n_task_folders"]:
+            problems.append(
+                f"runs: {run['source']}!{run['run_path']}: {run['n_task_folders']} task folder(s) "
+                f"but {per_run[rid]} episode(s); re-ingest it"
+            )
+        if not sources or run["format"] != "osworld":
+            continue
+        counted = _source_counts(run["source"], run["run_path"])
+        if counted is None:
+            unreachable += 1
+            continue
+        lines, n_tasks = counted
+        if n_tasks != run["n_task_folders"]:
+            problems.append(
+                f"runs: {run['source']}!{run['run_path']} now has {n_tasks} task folder(s), the "
+                f"warehouse {run['n_task_folders']}; the source changed since ingest: re-ingest it"
+            )
+        held = {e["traj_file"]: e["n_lines"] for e in episodes if e["run_id"] == rid}
+        for path, n in sorted(lines.items()):
+            if path in held and held[path] != n:
+                problems.append(
+                    f"{run['source']}!{path}: {n} line(s) in the source, {held[path]} in the "
+                    "warehouse; re-ingest the run"
+                )
+    facts.append(
+        f"{len(runs)} run(s); {len(runs) - unreachable} re-counted from their source"
+        + (f", {unreachable} source(s) not reachable (not re-counted)" if unreachable else "")
+    )
+    return CheckResult(problems, facts)
+
+
+def check_text(result: CheckResult) -> str:
+    """The report `deskscore check` prints."""
+    lines = [*result.facts]
+    if result.ok:
+        lines.append("check passed: nothing lost, no orphan rows, one schema version")
+    else:
+        lines.append(f"check FAILED: {len(result.problems)} problem(s)")
+        lines.extend(f"  {p}" for p in result.problems)
+    return "\n".join(lines)
+
+
+__all__ = ["EPISODE_KEYED", "CheckResult", "check_text", "check_warehouse"]

@@ -1,0 +1,68 @@
+"""One writer at a time per warehouse: jobs that write (ingest, hash, score) hold an exclusive
+advisory lock on `<warehouse>/.deskscore.lock`.
+
+Partition files are already replaced atomically, so readers never need the lock; it keeps two
+writers from interleaving a run's tables (one job's `runs` with another's `episodes`). The lock
+is released by the kernel when the process dies, so a killed job never leaves it stuck.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+LOCK_NAME = ".deskscore.lock"
+
+
+class WarehouseBusy(Exception):
+    """Another job holds the warehouse's writer lock; the message names it and what to do."""
+
+
+def _holder(handle: int) -> str:
+    try:
+        text = os.pread(handle, 4096, 0).decode("utf-8", "replace").strip()
+    except OSError:
+        text = ""
+    return text or "unknown job"
+
+
+@contextmanager
+def writer_lock(
+    warehouse: str | os.PathLike[str], command: str, wait: float = 0.0
+) -> Iterator[None]:
+    """Hold the warehouse's writer lock for the block; wait up to `wait` seconds for it.
+
+    Raises WarehouseBusy when another job still holds it after `wait` seconds.
+    """
+    root = Path(warehouse)
+    root.mkdir(parents=True, exist_ok=True)
+    handle = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + max(wait, 0.0)
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise WarehouseBusy(
+                        f"another deskscore job ({_holder(handle)}) is writing {root}; "
+                        "wait for it to finish or pass --wait SECONDS"
+                    ) from None
+                time.sleep(0.05)
+        os.ftruncate(handle, 0)
+        os.pwrite(handle, f"pid {os.getpid()}, command {command}".encode(), 0)
+        try:
+            yield
+        finally:
+            os.ftruncate(handle, 0)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    finally:
+        os.close(handle)
+
+
+__all__ = ["LOCK_NAME", "WarehouseBusy", "writer_lock"]
