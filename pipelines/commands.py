@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from deskscore.pipelines.columns import LEADERBOARD_COLUMNS
 from deskscore.pipelines.output import render, render_relation
 
 
@@ -397,28 +398,6 @@ def cmd_sql(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         return 0
     print(render_relation(relation, args.format))
     return 0
-
-
-LEADERBOARD_COLUMNS = (
-    ("rank", "rank"),
-    ("agent", "agent"),
-    ("success_rate_human_pct", "OSWorld %"),
-    ("success_rate_run_pct", "run %"),
-    ("wes_plus_single_pct", "WES+ single"),
-    ("wes_plus_grouped_pct", "WES+ grouped"),
-    ("wes_minus", "WES-"),
-    ("wes_single_pct", "WES single"),
-    ("wes_grouped_pct", "WES grouped"),
-    ("mean_step_ratio_single", "steps/human"),
-    ("cost_per_task_usd", "$/task"),
-    ("median_task_s", "median task s"),
-    ("n_tasks_run", "tasks run"),
-    ("n_human_tasks", "N"),
-    ("step_budget", "S"),
-    ("human_version", "human"),
-    ("compat", "rules"),
-)
-"""The leaderboard as people read it: (view column, header), in order."""
 
 
 def leaderboard_text(warehouse: str, fmt: str = "table", **filters: Any) -> str:

@@ -18,6 +18,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from deskscore.pipelines.columns import LEADERBOARD_COMPACT
+
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 
 SECTIONS = (
@@ -35,21 +37,6 @@ SECTIONS = (
 """Section ids and titles, in page order: every section is always present (with a note when
 its data does not exist yet), so links and tests can rely on the ids."""
 
-LEADERBOARD_COLUMNS = (
-    ("rank", "rank"),
-    ("agent", "agent"),
-    ("success_rate_human_pct", "OSWorld %"),
-    ("success_rate_run_pct", "run %"),
-    ("wes_plus_single_pct", "WES+ single"),
-    ("wes_minus", "WES-"),
-    ("wes_single_pct", "WES single"),
-    ("mean_step_ratio_single", "steps/human"),
-    ("cost_per_task_usd", "$/task"),
-    ("median_task_s", "median task s"),
-    ("n_tasks_run", "tasks run"),
-    ("step_budget", "S"),
-    ("compat", "rules"),
-)
 
 STAGES = ("planning", "reflection", "judging", "grounding", "retrieval", "other",
           "screenshot", "action", "unattributed")  # fmt: skip
@@ -78,6 +65,14 @@ class ReportResult:
     @property
     def n_images(self) -> int:
         return len(self.figures) + self.n_thumbnails
+
+
+def _label_points(ax: Any, rows: list[dict[str, Any]]) -> None:
+    """Name each point of a scatter by its agent, just above and to the right of it."""
+    for r in rows:
+        ax.annotate(
+            r["agent"], (r["x"], r["y"]), textcoords="offset points", xytext=(5, 4), fontsize=8
+        )
 
 
 def _data_uri(png: bytes) -> str:
@@ -134,19 +129,19 @@ class _Builder:
     # -- sections ---------------------------------------------------------------------------
 
     def leaderboard(self) -> str:
-        cols = ", ".join(c for c, _ in LEADERBOARD_COLUMNS)
+        cols = ", ".join(c for c, _ in LEADERBOARD_COMPACT)
         rows = self.rows(f"SELECT {cols} FROM leaderboard WHERE {{where}}")
         if not rows:
             return _note("No scored runs yet: run 'deskscore score' first.")
         head = "".join(
-            f'<th data-col="{i}">{escape(h)}</th>' for i, (_, h) in enumerate(LEADERBOARD_COLUMNS)
+            f'<th data-col="{i}">{escape(h)}</th>' for i, (_, h) in enumerate(LEADERBOARD_COMPACT)
         )
         body = "".join(
             "<tr>"
             + "".join(
                 f'<td data-v="{escape(_fmt(r[c]))}"{_NUM if _is_number(r[c]) else ""}>'
                 f"{escape(_fmt(r[c]))}</td>"
-                for c, _ in LEADERBOARD_COLUMNS
+                for c, _ in LEADERBOARD_COMPACT
             )
             + "</tr>"
             for r in rows
@@ -169,13 +164,7 @@ class _Builder:
             ax = fig.subplots()
             for r in rows:
                 ax.scatter(r["x"], r["y"], s=60)
-                ax.annotate(
-                    r["agent"],
-                    (r["x"], r["y"]),
-                    textcoords="offset points",
-                    xytext=(5, 4),
-                    fontsize=8,
-                )
+            _label_points(ax, rows)
             ax.set_xlabel("WES+ single (%)")
             ax.set_ylabel("success rate (%)")
             ax.set_title("Success rate vs efficiency (WES+), one point per run")
@@ -377,13 +366,7 @@ class _Builder:
                     marker="o" if r["on_front"] else "x",
                     color="tab:red" if r["on_front"] else "tab:gray",
                 )
-                ax.annotate(
-                    r["agent"],
-                    (r["x"], r["y"]),
-                    textcoords="offset points",
-                    xytext=(5, 4),
-                    fontsize=8,
-                )
+            _label_points(ax, rows)
             ax.set_xlabel("cost per task (USD)")
             ax.set_ylabel("success rate (%)")
             ax.set_title("Cost-accuracy front")
