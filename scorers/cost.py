@@ -89,6 +89,16 @@ class PriceTable(NamedTuple):
         return None, None
 
 
+TOKEN_FIELDS = (
+    "prompt_tokens",
+    "cached_prompt_tokens",
+    "cache_write_tokens",
+    "completion_tokens",
+    "reasoning_tokens",
+)
+"""Token counts summed from calls to episodes and from episodes to runs."""
+
+
 def model_candidates(model: str) -> list[str]:
     """The names a model is looked up under, in order: itself, without its provider prefix
     (up to the last '/'), without a date suffix (-YYYY-MM-DD, -YYYYMMDD, @YYYYMMDD), both."""
@@ -320,11 +330,7 @@ def episode_costs(
                 "n_llm_calls": len(pairs),
                 "n_unpriced_calls": unpriced,
                 "n_calls_without_latency": sum(1 for v in latencies if v is None),
-                "prompt_tokens": tokens("prompt_tokens"),
-                "cached_prompt_tokens": tokens("cached_prompt_tokens"),
-                "cache_write_tokens": tokens("cache_write_tokens"),
-                "completion_tokens": tokens("completion_tokens"),
-                "reasoning_tokens": tokens("reasoning_tokens"),
+                **{f: tokens(f) for f in TOKEN_FIELDS},
                 "cost_usd": float(total) if total is not None else None,
                 "priced_cost_usd": float(priced_sum) if priced_sum is not None else None,
                 "llm_latency_s": _sum(latencies),
@@ -379,11 +385,7 @@ def run_cost(
         "n_llm_calls": sum(e["n_llm_calls"] for e in rows),
         "n_unpriced_calls": n_unpriced,
         "unpriced_models": unpriced_models or None,
-        "prompt_tokens": tokens("prompt_tokens"),
-        "cached_prompt_tokens": tokens("cached_prompt_tokens"),
-        "cache_write_tokens": tokens("cache_write_tokens"),
-        "completion_tokens": tokens("completion_tokens"),
-        "reasoning_tokens": tokens("reasoning_tokens"),
+        **{f: tokens(f) for f in TOKEN_FIELDS},
         "cost_usd": float(total) if total is not None else None,
         "priced_cost_usd": float(priced_total) if priced_total is not None else None,
         "cost_per_task_usd": float(total / len(with_usage)) if total is not None else None,
