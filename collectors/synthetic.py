@@ -98,6 +98,20 @@ def _read_settings(path: str | Path | None) -> dict[str, Any]:
     return {"profiles": data} if isinstance(data, list) else data
 
 
+def task_slice(version: str = "verified", per_domain: int = 3) -> list[dict]:
+    """The first `per_domain` tasks of every domain of the bundled human figures: a small,
+    realistic task list (thunderbird included) for fixtures and quick runs."""
+    from deskscore.collectors.human import load_bundled
+
+    seen: dict[str, int] = {}
+    out = []
+    for row in load_bundled(version):
+        if seen.get(row["domain"], 0) < per_domain:
+            seen[row["domain"]] = seen.get(row["domain"], 0) + 1
+            out.append(row)
+    return out
+
+
 def load_profiles(path: str | Path | None = None) -> list[AgentProfile]:
     """Agent profiles from a JSON file (datasets/demo_agents.json by default).
 

@@ -6,19 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from deskscore.collectors.human import load_bundled
-from deskscore.collectors.synthetic import load_profiles, write_run, write_zip
-
-
-def task_slice(version: str = "verified", per_domain: int = 3) -> list[dict]:
-    """A few tasks of every domain, thunderbird included, from the bundled figures."""
-    seen: dict[str, int] = {}
-    out = []
-    for row in load_bundled(version):
-        if seen.get(row["domain"], 0) < per_domain:
-            seen[row["domain"]] = seen.get(row["domain"], 0) + 1
-            out.append(row)
-    return out
+from deskscore.collectors.synthetic import load_profiles, task_slice, write_run, write_zip
 
 
 @pytest.fixture(scope="session")

@@ -10,8 +10,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from deskscore.collectors.human import load_bundled
-from deskscore.collectors.synthetic import AgentProfile, EpisodePlan, load_profiles, plan_run
+from deskscore.collectors.synthetic import (
+    AgentProfile,
+    EpisodePlan,
+    load_profiles,
+    plan_run,
+    task_slice,
+)
 from deskscore.collectors.synthetic import write_run as synthetic_run
 from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.ingest import run_ingest
@@ -22,16 +27,6 @@ from deskscore.scorers.loops import STEP_COLUMNS, LoopParams, detect_loops
 from deskscore.sql import connect
 
 SEED = 0
-
-
-def _tasks(per_domain: int = 3) -> list[dict]:
-    seen: dict[str, int] = {}
-    out = []
-    for row in load_bundled("verified"):
-        if seen.get(row["domain"], 0) < per_domain:
-            seen[row["domain"]] = seen.get(row["domain"], 0) + 1
-            out.append(row)
-    return out
 
 
 def planned_loops(profile: AgentProfile, plans: list[EpisodePlan]) -> Iterator[tuple]:
@@ -61,7 +56,7 @@ def planned_loops(profile: AgentProfile, plans: list[EpisodePlan]) -> Iterator[t
 def generated(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Every demo agent's run of 30 tasks, ingested and loop-detected, with the plans."""
     root = tmp_path_factory.mktemp("loops")
-    tasks = _tasks()
+    tasks = task_slice(per_domain=3)
     profiles = load_profiles()
     for i, profile in enumerate(profiles):
         synthetic_run(root / "results", profile, tasks, seed=SEED + i, screenshots="none")
@@ -150,8 +145,8 @@ def test_a_second_run_writes_the_same_bytes(generated) -> None:
 
 def test_a_run_without_loops_gets_an_empty_file(tmp_path: Path) -> None:
     profile = next(p for p in load_profiles() if p.name == "atlas-swift")
-    synthetic_run(tmp_path / "r", profile, _tasks(1)[:3], seed=5, screenshots="none")
-    plans = plan_run(profile, _tasks(1)[:3], seed=5)
+    synthetic_run(tmp_path / "r", profile, task_slice(per_domain=1)[:3], seed=5, screenshots="none")
+    plans = plan_run(profile, task_slice(per_domain=1)[:3], seed=5)
     assert not list(planned_loops(profile, plans))
     run_ingest([str(tmp_path / "r")], str(tmp_path / "wh"))
     counters = run_loops(str(tmp_path / "wh"))

@@ -15,8 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from deskscore.collectors.human import load_bundled
-from deskscore.collectors.synthetic import load_profiles, write_run
+from deskscore.collectors.synthetic import load_profiles, task_slice, write_run
 from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.cli import main
 from deskscore.pipelines.hash import run_hash
@@ -28,23 +27,15 @@ from deskscore.sql import connect
 CHROMIUM = Path("/usr/bin/chromium")
 
 
-def _tasks(per_domain: int = 2) -> list[dict]:
-    seen: dict[str, int] = {}
-    out = []
-    for row in load_bundled("verified"):
-        if seen.get(row["domain"], 0) < per_domain:
-            seen[row["domain"]] = seen.get(row["domain"], 0) + 1
-            out.append(row)
-    return out
-
-
 @pytest.fixture(scope="module")
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two runs with tiny screenshots, ingested, hashed, scored (loops and costs included)."""
     root = tmp_path_factory.mktemp("report")
     profiles = load_profiles()
     for i in range(2):
-        write_run(root / "results", profiles[i], _tasks(), seed=i, screenshots="tiny")
+        write_run(
+            root / "results", profiles[i], task_slice(per_domain=2), seed=i, screenshots="tiny"
+        )
     wh = root / "wh"
     run_ingest([str(root / "results")], str(wh))
     run_hash(str(wh))
