@@ -47,6 +47,18 @@ def is_uuid(name: str) -> bool:
     )
 
 
+_DESKCRAFT_PREFIXES = ("L1_", "L2_", "L3_", "INTERACTIVE_")
+
+
+def is_deskcraft_stem(name: str, app: str) -> bool:
+    """A DeskCraft task folder: named by the task's file stem, `<L1|L2|L3|INTERACTIVE>_<app>_...`,
+    inside the folder of its app key (DeskCraft runs keep OSWorld's layout, stems for uuids)."""
+    for prefix in _DESKCRAFT_PREFIXES:
+        if name.startswith(prefix):
+            return bool(app) and name[len(prefix) :].startswith(app + "_")
+    return False
+
+
 def _folders(files: Iterable[str]) -> dict[str, list[str]]:
     """Folder path -> basenames of the files directly in it ('' is the source root).
 
@@ -107,6 +119,12 @@ def _discover_default(folders: dict[str, list[str]]) -> list[RunFolder]:
         parent, name = _split(folder)
         if is_uuid(name) and parent and (_has_jsonl(names) or "result.txt" in names):
             candidates[folder] = ("osworld", parent)
+        elif (
+            parent
+            and is_deskcraft_stem(name, _split(parent)[1])
+            and (_has_jsonl(names) or "result.txt" in names or "interaction_log.json" in names)
+        ):
+            candidates[folder] = ("deskcraft", parent)
         elif _is_uitars(names):
             candidates[folder] = ("uitars", parent)
     entries = []
@@ -114,7 +132,7 @@ def _discover_default(folders: dict[str, list[str]]) -> list[RunFolder]:
         fmt, parent = candidates[path]
         name = _split(path)[1]
         files = tuple(sorted(folders[path]))
-        if fmt == "osworld":
+        if fmt in ("osworld", "deskcraft"):
             run_path, domain = _split(parent)
             entries.append((run_path, fmt, TaskFolder(path, domain, name, files)))
         else:
@@ -163,6 +181,8 @@ def _discover_layout(folders: dict[str, list[str]], segments: tuple[str, ...]) -
             continue
         run_path = "/".join(levels[:d_at])
         fmt = "uitars" if _is_uitars(names) else "osworld"
+        if fmt == "osworld" and is_deskcraft_stem(levels[-1], levels[d_at]):
+            fmt = "deskcraft"
         task = TaskFolder(folder, levels[d_at], levels[-1], tuple(sorted(names)))
         entries.append((run_path, fmt, task))
     return _group(entries)
@@ -171,7 +191,8 @@ def _discover_layout(folders: dict[str, list[str]], segments: tuple[str, ...]) -
 def discover(files: Iterable[str], layout: str | None = None) -> list[RunFolder]:
     """Group source paths into runs of task folders, sorted by run path.
 
-    Default: UUID task folders (holding a *.jsonl or result.txt) under a domain folder, and
+    Default: UUID task folders (holding a *.jsonl or result.txt) under a domain folder,
+    DeskCraft task folders (named by a task stem, under the folder of its app key), and
     UI-TARS folders (data.json + meta.json). With `layout`, task folders are the folders at
     the pattern's depth whose levels match it.
     """

@@ -534,6 +534,7 @@ def _read_episode(
         "reported_score": rep.get("reported_score"),
         "reported_status": rep.get("reported_status"),
         "err_message": rep.get("err_message") or last_error,
+        "metric_scores_json": None,  # per-metric scores: only DeskCraft's reader finds them
     }
     if not want_steps:
         return EpisodeCalls(EpisodeRead(episode, [], q.rows), [])

@@ -38,7 +38,7 @@ from deskscore.scorers.domains import OSWORLD_DOMAINS
 
 ACTION_SPACES = ("pyautogui", "claude_computer_use", "computer_13")
 USAGE_STYLES = ("none", "gpt54", "agent_s3", "anthropic")
-SCREENSHOT_MODES = ("none", "tiny", "realistic")
+SCREENSHOT_MODES = ("none", "tiny", "realistic", "pool")
 SCREEN = (1920, 1080)
 """Coordinates in actions are in the VM's screen space, as OSWorld's default 1920x1080."""
 
@@ -794,17 +794,21 @@ class _Shots:
     """Screenshot bytes by (task, state); identical states give identical bytes.
 
     tiny: 64x36, drawn straight into PNG rows with zlib (tens of thousands per demo, so no
-    imaging library); realistic: 1280x720 desktops drawn with Pillow, imported only then.
+    imaging library); realistic: 1280x720 desktops drawn with Pillow, imported only then;
+    pool: realistic frames of the right size drawn once, `POOL` of them, and reused, for
+    archives whose screenshots only need to weigh what real ones weigh (batch benchmarks).
     """
 
     TINY = (64, 36)
+    POOL = 64
 
     def __init__(self, mode: str) -> None:
         if mode not in SCREENSHOT_MODES:
             raise ValueError(f"screenshots must be one of {SCREENSHOT_MODES}, not {mode!r}")
         self.mode = mode
         self._base: dict[str, Any] = {}
-        if mode == "realistic":
+        self._pool: dict[int, bytes] = {}
+        if mode in ("realistic", "pool"):
             from PIL import Image, ImageDraw  # only when full-size pictures are wanted
 
             self._image, self._draw = Image, ImageDraw
@@ -812,6 +816,12 @@ class _Shots:
     def png(self, domain: str, task_id: str, state: int, cursor: tuple[int, int]) -> bytes:
         if self.mode == "tiny":
             return self._tiny(domain, task_id, state, cursor)
+        if self.mode == "pool":
+            slot = _rng("pool", domain, task_id, state).randrange(self.POOL)
+            if slot not in self._pool:
+                domain_of_slot = OSWORLD_DOMAINS[slot % len(OSWORLD_DOMAINS)]
+                self._pool[slot] = self._realistic(domain_of_slot, f"pool{slot}", slot, cursor)
+            return self._pool[slot]
         return self._realistic(domain, task_id, state, cursor)
 
     def _tiny(self, domain: str, task_id: str, state: int, cursor: tuple[int, int]) -> bytes:
@@ -1395,6 +1405,38 @@ def write_run(
         old_thunderbird_ids=old_thunderbird_ids,
     )
     return root / run_rel if run_rel else root
+
+
+def write_run_zip(
+    zip_path: Path,
+    profile: AgentProfile,
+    tasks: Sequence[Mapping[str, Any]],
+    *,
+    seed: int,
+    screenshots: str = "none",
+    prefix: str = "",
+) -> Path:
+    """Write one agent's run of `tasks` straight into a zip, as a published run archive is
+    laid out (model levels under `prefix/`, `__MACOSX/` companions); nothing touches the disk
+    but the archive. Same seed, same bytes."""
+    sink = _ZipSink(Path(zip_path), prefix)
+    try:
+        _write_run(
+            sink,
+            profile,
+            tasks,
+            seed=seed,
+            screenshots=screenshots,
+            model_level=True,
+            runtime_log=True,
+            summaries=True,
+            old_thunderbird_ids=False,
+        )
+    except BaseException:
+        sink.abort()
+        raise
+    sink.close()
+    return sink.path
 
 
 def write_zip(run_root: Path, zip_path: Path, prefix: str | None = None) -> Path:

@@ -14,7 +14,10 @@ from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
-EPISODE_KEYED = ("steps", "episode_scores", "loop_spans", "screenshot_refs", "llm_calls")
+EPISODE_KEYED = (
+    "steps", "episode_scores", "loop_spans", "screenshot_refs", "llm_calls", "interactions",
+    "verdicts",
+)  # fmt: skip
 """Tables whose rows belong to one episode: (run_id, domain, task_id) must be in episodes."""
 
 _MAX_LISTED = 20
@@ -143,7 +146,7 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
                 f"runs: {run['source']}!{run['run_path']}: {run['n_task_folders']} task folder(s) "
                 f"but {per_run[rid]} episode(s); re-ingest it"
             )
-        if not sources or run["format"] != "osworld":
+        if not sources or run["format"] not in ("osworld", "deskcraft"):
             continue
         counted = _source_counts(run["source"], run["run_path"])
         if counted is None:

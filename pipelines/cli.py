@@ -7,9 +7,9 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from deskscore.pipelines.args import DEFAULT_WAREHOUSE, wait_arg, warehouse_arg, workers_arg
 from deskscore.pipelines.output import FORMATS
 
-DEFAULT_WAREHOUSE = "warehouse"
 COMPAT_HELP = (
     "scoring rules: 'deskscore' (default) counts executed actions as t_agent (runner error "
     "lines and blank or garbled lines are not steps), scores an episode with no action 0 instead "
@@ -17,22 +17,6 @@ COMPAT_HELP = (
     "clamps r into [0, 1] and caps a task's WES+ at r; 'osworld-human' reproduces OSWorld-Human's "
     "score.py exactly, quirks included (t_agent = lines of traj.jsonl). See the README."
 )
-
-
-def _warehouse_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--warehouse", default=DEFAULT_WAREHOUSE, help="warehouse folder (default: ./warehouse)"
-    )
-
-
-def _wait_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--wait",
-        type=float,
-        default=0.0,
-        metavar="SECONDS",
-        help="if another job is writing the warehouse, wait this long for it (default 0: refuse)",
-    )
 
 
 def _score_args(p: argparse.ArgumentParser) -> None:
@@ -74,8 +58,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "ingest", help="read archives (folders, .zip, fsspec URLs) into the warehouse"
     )
-    p.add_argument("sources", nargs="+", help="result folders, .zip archives or fsspec URLs")
-    _warehouse_arg(p)
+    p.add_argument(
+        "sources",
+        nargs="+",
+        help="result folders, .zip archives, fsspec URLs, globs ('runs/*.zip', "
+        "'s3://bucket/*.zip') or @FILE (a list file, one source per line)",
+    )
+    warehouse_arg(p)
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="read and rewrite every source, even those already ingested unchanged",
+    )
+    workers_arg(p)
+    p.add_argument(
+        "--no-compact",
+        action="store_true",
+        help="leave small run files as they are (default: fold them into packs afterwards)",
+    )
     p.add_argument(
         "--layout",
         help="where task folders sit, e.g. '{domain}/{task_id}' (default: find <domain>/<uuid>/ folders)",
@@ -85,12 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="osworld",
         help="benchmark name stored with the runs (default osworld)",
     )
-    _wait_arg(p)
+    wait_arg(p)
 
     p = sub.add_parser(
         "score", help="compute episode and run scores (success, WES+, WES-, WES, step ratios)"
     )
-    _warehouse_arg(p)
+    warehouse_arg(p)
     _score_args(p)
     p.add_argument(
         "--run", action="append", dest="runs", help="score only this run id (repeatable)"
@@ -100,13 +100,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-costs", action="store_true", help="skip pricing the model calls (run_costs, ...)"
     )
-    _wait_arg(p)
+    p.add_argument(
+        "--deskcraft-tasks",
+        metavar="DIR",
+        help="DeskCraft's evaluation_examples folder, read into the tasks table (default: the "
+        "bundled DeskCraft task figures, written when DeskCraft runs are scored)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="score every run again, even those whose inputs are unchanged since last time",
+    )
+    workers_arg(p)
+    p.add_argument("--no-compact", action="store_true", help="leave small run files as they are")
+    wait_arg(p)
 
     p = sub.add_parser(
         "cost",
         help="print each run's tokens, cost and time beside its success, and where the time goes",
     )
-    _warehouse_arg(p)
+    warehouse_arg(p)
     p.add_argument(
         "--prices", help=PRICES_HELP + "; the runs are priced again with it before printing"
     )
@@ -116,19 +129,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "hash", help="hash every screenshot the steps refer to (content hash, phash, size)"
     )
-    _warehouse_arg(p)
+    warehouse_arg(p)
     p.add_argument("--run", action="append", dest="runs", help="hash only this run id (repeatable)")
-    _wait_arg(p)
+    wait_arg(p)
 
     p = sub.add_parser("loops", help="list the episodes that loop most, with their loop spans")
-    _warehouse_arg(p)
+    warehouse_arg(p)
     p.add_argument("--run", help="only this run id")
     p.add_argument("--top", type=int, default=10, help="how many episodes (default 10)")
     p.add_argument("--format", default="table", choices=FORMATS)
 
     p = sub.add_parser("sql", help="run a SQL query against the warehouse views")
     p.add_argument("query", help='SQL, e.g. "SELECT * FROM leaderboard"')
-    _warehouse_arg(p)
+    warehouse_arg(p)
     p.add_argument(
         "--write",
         action="store_true",
@@ -140,25 +153,55 @@ def build_parser() -> argparse.ArgumentParser:
         "check",
         help="prove nothing was lost: every source line in a table or quarantine, no orphan rows",
     )
-    _warehouse_arg(p)
+    warehouse_arg(p)
     p.add_argument(
         "--no-sources", action="store_true", help="do not re-read the archives to re-count lines"
     )
 
     p = sub.add_parser("leaderboard", help="print the leaderboard")
-    _warehouse_arg(p)
+    warehouse_arg(p)
     p.add_argument("--human-version", choices=("2025-06", "verified"))
     p.add_argument("--max-steps-scoring", type=int)
     p.add_argument("--compat", choices=("deskscore", "osworld-human"))
     p.add_argument("--format", default="table", choices=FORMATS)
+    p.add_argument(
+        "--by",
+        choices=("level", "app", "domain", "mode"),
+        help="DeskCraft runs sliced by difficulty level, app, DeskCraft domain or collaboration "
+        "mode (marts per_level, per_app, deskcraft_per_domain, per_mode)",
+    )
+    p.add_argument(
+        "--level-source",
+        default="stem",
+        choices=("stem", "difficulty"),
+        help="with --by level: levels from the task stem prefix (default) or the difficulty field",
+    )
+    p.add_argument(
+        "--split",
+        default="all",
+        choices=("all", "standard", "interactive"),
+        help="with --by level|app|domain: one DeskCraft split (default all)",
+    )
 
     p = sub.add_parser(
         "report", help="write one self-contained HTML page of charts and episode drill-downs"
     )
-    _warehouse_arg(p)
+    warehouse_arg(p)
     p.add_argument("--out", default="report.html", help="the HTML file (default report.html)")
     p.add_argument("--run", action="append", dest="runs", help="only this run id (repeatable)")
     p.add_argument("--png", help="also write each figure as a PNG into this folder")
+
+    from deskscore.pipelines.judge import add_parser as add_judge_parser
+
+    add_judge_parser(sub)  # `judge`: its arguments and handler live in pipelines/judge.py
+
+    from deskscore.pipelines.collect import add_parser as add_collect_parser
+
+    add_collect_parser(sub)  # `collect`: its arguments and handler live in pipelines/collect.py
+
+    from deskscore.collectors.live.sandbox.command import add_parser as add_sandbox_parser
+
+    add_sandbox_parser(sub)  # `sandbox build|image|clean`: collectors/live/sandbox/command.py
 
     p = sub.add_parser(
         "demo", help="generate a demo archive, ingest it, score it, print the leaderboard"
@@ -188,7 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger().setLevel(logging.ERROR)
     from deskscore.pipelines import commands
 
-    handler = getattr(commands, f"cmd_{args.command}")
+    handler = getattr(args, "handler", None) or getattr(commands, f"cmd_{args.command}")
     try:
         return handler(args, beam_args)
     except commands.UserError as exc:

@@ -37,35 +37,44 @@ class Reconciliation(NamedTuple):
 
 
 def reconciliation(
-    warehouse: str, sources: Sequence[str], counters: dict[str, int]
+    warehouse: str,
+    sources: Sequence[str],
+    counters: dict[str, int],
+    unchanged: Sequence[str] = (),
 ) -> Reconciliation:
-    """What went in against what came out, per source; quarantined items by reason, and the
+    """What went in against what came out, per source (those read now, and those skipped as
+    unchanged, from what the warehouse holds of them); quarantined items by reason, and the
     first few of them with the message that says what to do."""
+    from deskscore.collectors.archives import canonical_uri
     from deskscore.collectors.ids import source_id
     from deskscore.sql import connect
 
     con = connect(warehouse)
-    normalised = [_normalise(s) for s in sources]
-    con.execute("CREATE TEMP TABLE ingested_sources(source VARCHAR)")
-    con.executemany("INSERT INTO ingested_sources VALUES (?)", [[s] for s in normalised])
+    normalised = [canonical_uri(s) for s in sources]
+    con.execute("CREATE TEMP TABLE ingested_sources(source VARCHAR, status VARCHAR)")
+    named = [[s, "read"] for s in normalised] + [[canonical_uri(s), "unchanged"] for s in unchanged]
+    if named:
+        con.executemany("INSERT INTO ingested_sources VALUES (?, ?)", named)
     per_source = con.sql(
         """
-        WITH r AS (SELECT run_id, source FROM runs WHERE source IN (SELECT source FROM ingested_sources)),
+        WITH r AS (SELECT run_id, source, status FROM runs JOIN ingested_sources USING (source)),
         e AS (SELECT run_id, count(*) AS episodes, sum(n_lines) AS lines, sum(n_steps) AS actions,
                      sum(n_error_lines) AS error_lines, sum(n_quarantined) AS quarantined_lines,
                      count(*) FILTER (WHERE result_status = 'ok') AS with_result
               FROM episodes GROUP BY run_id),
         s AS (SELECT run_id, count(*) AS step_rows FROM steps GROUP BY run_id)
-        SELECT r.source, count(*) AS runs, sum(e.episodes) AS episodes, sum(e.with_result) AS with_result,
-               sum(e.lines) AS traj_lines, sum(s.step_rows) AS step_rows, sum(e.quarantined_lines) AS quarantined_lines,
-               sum(e.lines) = sum(s.step_rows) + sum(e.quarantined_lines) AS reconciled
+        SELECT r.source, any_value(r.status) AS this_time, count(*) AS runs, sum(e.episodes) AS episodes,
+               sum(e.with_result) AS with_result, sum(e.lines) AS traj_lines, sum(s.step_rows) AS step_rows,
+               sum(e.quarantined_lines) AS quarantined_lines,
+               coalesce(sum(e.lines), 0) = coalesce(sum(s.step_rows), 0) + coalesce(sum(e.quarantined_lines), 0) AS reconciled
         FROM r LEFT JOIN e USING (run_id) LEFT JOIN s USING (run_id)
         GROUP BY r.source ORDER BY r.source
         """
     )
-    ids = [source_id(s) for s in normalised]
+    ids = [source_id(s) for s, _ in named]
     con.execute("CREATE TEMP TABLE source_ids(run_id VARCHAR)")
-    con.executemany("INSERT INTO source_ids VALUES (?)", [[i] for i in ids])
+    if ids:
+        con.executemany("INSERT INTO source_ids VALUES (?)", [[i] for i in ids])
     con.execute(
         """
         CREATE TEMP VIEW ingested_quarantine AS
@@ -117,35 +126,53 @@ def _writer(args: argparse.Namespace, command: str) -> Iterator[None]:
         raise UserError(str(exc)) from None
 
 
-def _normalise(source: str) -> str:
-    from deskscore.collectors.source import open_source
-
-    try:
-        return open_source(source).uri
-    except Exception:  # an unreadable source keeps its given name; it is in quarantine
-        return source
-
-
 def cmd_ingest(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+    from deskscore.collectors.archives import SourceListError, expand_sources
     from deskscore.pipelines import progress
     from deskscore.pipelines.ingest import run_ingest
 
     started = time.perf_counter()
+    try:
+        sources = expand_sources(args.sources)
+    except SourceListError as exc:
+        raise UserError(f"{exc}; check the pattern or the list file") from None
     with (
         _writer(args, "ingest"),
-        progress.show("ingest", ["task folders", "episodes", "runs written"]),
+        progress.show("ingest", ["runs found", "episodes", "runs written", "runs unchanged"]),
     ):
         result = run_ingest(
-            args.sources,
+            sources,
             args.warehouse,
             benchmark=args.benchmark,
             layout=args.layout,
+            force=args.force,
+            compact=not args.no_compact,
+            workers=args.workers,
             beam_args=beam_args,
         )
-    report = reconciliation(args.warehouse, args.sources, result.counters)
+    report = reconciliation(
+        args.warehouse, result.plan.todo, result.counters, result.plan.unchanged
+    )
     print(report.text)
+    unchanged = result.plan.unchanged
+    if unchanged:
+        print(
+            f"skipped {len(unchanged)} source(s) already ingested and unchanged (same size and "
+            "mtime, or ETag); --force reads them again"
+        )
+    kept = result.counters.get("runs_unchanged", 0)
+    if kept:
+        print(f"{kept} run(s) re-read with the same content: their tables were kept")
+    if result.counters.get("runs_dropped"):
+        print(
+            f"dropped {result.counters['runs_dropped']} run(s) no longer found in their source "
+            "(with their scores)"
+        )
+    if result.compacted:
+        print(f"packed {result.compacted} small file(s) into larger ones")
     print(
-        f"ingested {len(args.sources)} source(s) into {args.warehouse} in {time.perf_counter() - started:.1f} s"
+        f"ingested {len(result.plan.todo)} of {len(sources)} source(s) into {args.warehouse} "
+        f"in {time.perf_counter() - started:.1f} s"
     )
     if report.unreadable_sources:
         print(
@@ -175,6 +202,10 @@ def cmd_score(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
                 loops=not args.no_loops,
                 costs=not args.no_costs,
                 prices=args.prices,
+                deskcraft_tasks=getattr(args, "deskcraft_tasks", None),
+                force=args.force,
+                compact=not args.no_compact,
+                workers=args.workers,
                 beam_args=beam_args,
             )
     except PriceError as exc:
@@ -183,12 +214,24 @@ def cmd_score(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         f"scored {counters.get('runs_scored', 0)} run(s), {counters.get('episodes_scored', 0)} episodes "
         f"(human data {args.human_version}, S >= {args.max_steps_scoring}, rules {args.compat})"
     )
+    if counters.get("runs_unchanged"):
+        print(
+            f"{counters['runs_unchanged']} run(s) unchanged since they were last scored this way: "
+            "kept (--force scores them again)"
+        )
     if not args.no_costs:
         unpriced = counters.get("calls_unpriced", 0)
         print(
             f"priced {counters.get('calls_priced', 0)} model call(s)"
             + (f"; {unpriced} without a price (see 'deskscore cost')" if unpriced else "")
         )
+    disagree = counters.get("verdicts_disagree", 0)
+    print(
+        f"verdicts: {counters.get('verdicts_archived', 0)} archived, "
+        f"{counters.get('verdicts_recomputed', 0)} recomputed offline, {disagree} disagreeing "
+        "with result.txt"
+        + (" (see 'deskscore sql \"SELECT * FROM verdict_disagreements\"')" if disagree else "")
+    )
     return 0
 
 
@@ -419,6 +462,19 @@ def leaderboard_text(warehouse: str, fmt: str = "table", **filters: Any) -> str:
 
 def cmd_leaderboard(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     _existing_warehouse(args.warehouse)
+    if getattr(args, "by", None):  # DeskCraft slices: pipelines/breakdowns.py
+        from deskscore.pipelines.breakdowns import breakdown_text
+
+        text, n_rows = breakdown_text(
+            args.warehouse, args.by, args.format, level_source=args.level_source, split=args.split
+        )
+        if not n_rows:
+            raise UserError(
+                "no scored DeskCraft runs: ingest them with --benchmark deskcraft, then run "
+                f"'deskscore score --warehouse {args.warehouse}'"
+            )
+        print(text)
+        return 0
     print(
         leaderboard_text(
             args.warehouse,

@@ -16,6 +16,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from deskscore.pipelines import progress
+from deskscore.pipelines.memory import per_run
 from deskscore.scorers.cost import PriceTable
 
 _EPISODE_COLS = ["run_id", "benchmark", "domain", "task_id", "score", "started_at", "ended_at",
@@ -67,6 +68,7 @@ class ComputeCostsFn(beam.DoFn):
 
         self._wh = Warehouse(self.warehouse)
 
+    @per_run
     def process(self, key: Sequence[str]) -> Iterator[str]:
         benchmark, run_id = key[0], key[1]
         tables = cost_run(self._wh, benchmark, run_id, self.table)

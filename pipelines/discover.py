@@ -1,4 +1,4 @@
-"""Stage 1 of ingest: open each source, find its runs and task folders, read run metadata."""
+"""Stage 1 of ingest: open each source, list it once, and name the runs it holds."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from deskscore.pipelines import progress
-from deskscore.pipelines.elements import RunWork, SourceProblem, TaskWork
+from deskscore.pipelines.elements import RunWork, SourceProblem
 
-RUNS_TAG = "runs"
 PROBLEMS_TAG = "problems"
 
 
@@ -34,7 +33,7 @@ def _problem_rows(
 
 
 class DiscoverFn(beam.DoFn):
-    """Source URI -> TaskWork per task folder (main), RunWork per run, SourceProblem per source."""
+    """Source URI -> RunWork per run (main), SourceProblem per source (tagged)."""
 
     def __init__(self, benchmark: str, layout: str | None) -> None:
         self.benchmark = benchmark
@@ -45,12 +44,13 @@ class DiscoverFn(beam.DoFn):
         self.sources_failed = Metrics.counter("ingest", "sources_unreadable")
 
     def process(self, uri: str) -> Iterator[Any]:
+        from deskscore.collectors.archives import source_stamp
         from deskscore.collectors.ids import run_id as make_run_id
         from deskscore.collectors.ids import source_id
         from deskscore.collectors.layout import discover
-        from deskscore.collectors.run_meta import read_run_meta
         from deskscore.collectors.source import SourceError, open_source
 
+        stamp = source_stamp(uri)  # before opening: a change while reading is caught next time
         try:
             source = open_source(uri)
         except SourceError as exc:
@@ -81,37 +81,32 @@ class DiscoverFn(beam.DoFn):
                     ),
                 }
             )
-        if problems:
-            sid = source_id(source.uri)
-            yield beam.pvalue.TaggedOutput(
-                PROBLEMS_TAG,
-                SourceProblem(
-                    sid, self.benchmark, _problem_rows(source.uri, self.benchmark, sid, problems)
-                ),
-            )
+        sid = source_id(source.uri)  # emitted even when empty: it clears an earlier list
+        yield beam.pvalue.TaggedOutput(
+            PROBLEMS_TAG,
+            SourceProblem(
+                sid, self.benchmark, _problem_rows(source.uri, self.benchmark, sid, problems)
+            ),
+        )
         for run in runs:
-            rid = make_run_id(source.uri, run.run_path)
-            meta = read_run_meta(source, run, run_id=rid, benchmark=self.benchmark)
             self.runs_found.inc()
-            yield beam.pvalue.TaggedOutput(
-                RUNS_TAG, RunWork(rid, self.benchmark, meta.run, meta.quarantine)
+            self.tasks_found.inc(len(run.tasks))
+            progress.tick("runs found")
+            yield RunWork(
+                make_run_id(source.uri, run.run_path),
+                self.benchmark,
+                source.uri,
+                run.run_path,
+                run.format,
+                stamp,
             )
-            for task in run.tasks:
-                self.tasks_found.inc()
-                progress.tick("task folders")
-                yield TaskWork(
-                    source.uri,
-                    self.benchmark,
-                    rid,
-                    run.run_path,
-                    run.format,
-                    task,
-                    meta.reported.get((task.domain, task.task_id)),
-                )
+        close = getattr(source, "close", None)
+        if close:
+            close()
 
 
-class DiscoverTasks(beam.PTransform):
-    """Sources -> (tasks, runs, problems) PCollections."""
+class DiscoverRuns(beam.PTransform):
+    """Sources -> (runs, problems) PCollections."""
 
     def __init__(self, benchmark: str, layout: str | None) -> None:
         super().__init__()
@@ -121,4 +116,4 @@ class DiscoverTasks(beam.PTransform):
     def expand(self, sources: beam.PCollection) -> beam.pvalue.DoOutputsTuple:
         return sources | "Discover" >> beam.ParDo(
             DiscoverFn(self.benchmark, self.layout)
-        ).with_outputs(RUNS_TAG, PROBLEMS_TAG, main="tasks")
+        ).with_outputs(PROBLEMS_TAG, main="runs")

@@ -6,12 +6,15 @@ from typing import Any, NamedTuple
 
 
 class RunWork(NamedTuple):
-    """A run found in a source, with its `runs` row and the items its metadata quarantined."""
+    """A run found in a source: where to find it again. It carries no task list, so a release
+    of hundreds of runs is a few hundred small elements, and a worker reads one run at a time."""
 
     run_id: str
     benchmark: str
-    run: dict[str, Any]
-    quarantine: list[dict[str, Any]]
+    source: str
+    run_path: str
+    format: str
+    source_stamp: str | None
 
 
 class TaskWork(NamedTuple):

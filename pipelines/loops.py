@@ -20,6 +20,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from deskscore.pipelines import progress
+from deskscore.pipelines.memory import per_run
 from deskscore.scorers.loops import EPISODE_COLUMNS, STEP_COLUMNS, LoopParams
 
 if TYPE_CHECKING:
@@ -118,6 +119,7 @@ class DetectLoopsFn(beam.DoFn):
 
         self._wh = Warehouse(self.warehouse)
 
+    @per_run
     def process(self, key: Sequence[str]) -> Iterator[str]:
         benchmark, run_id = key[0], key[1]
         table, looping = detect_run(self._wh, benchmark, run_id, self.params)

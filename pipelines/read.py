@@ -1,80 +1,111 @@
-"""Stage 2 of ingest: read each task folder into an episode, its steps and its quarantine."""
+"""Stage 2 of ingest, the reading half: one run's metadata and task folders into rows.
+
+A run is the unit of work: its reader lists the source once per worker (a zip's central
+directory is parsed once, not once per task), reads only the members the tables need
+(`traj.jsonl`, `result.txt`, `args.json`, usage files; screenshots are listed, never
+decompressed) and keeps one run's rows at a time, so memory follows the largest run, not
+the size of the release.
+"""
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
-import apache_beam as beam
-from apache_beam.metrics import Metrics
+from deskscore.pipelines.elements import RunWork, TaskWork
 
-from deskscore.pipelines import progress
-from deskscore.pipelines.elements import TaskWork
+INGEST_VERSION = 1
+"""Bumped whenever a reader's rows for the same bytes change: part of every run's content
+hash, so runs ingested by older readers are redone, never kept as 'unchanged'."""
 
-_OPEN_SOURCES = 8  # a zip's central directory is parsed once per worker, not once per task
+_EPISODE_KEY = ("domain", "task_id", "source_task_id", "task_path")
+_OPEN_SOURCES = 4
 
 
-class ReadEpisodeFn(beam.DoFn):
-    """TaskWork -> (run_id, EpisodeCalls): the episode's rows and its model calls."""
+class RunRead(NamedTuple):
+    """One run's rows: the `runs` row (with its content hash), each episode's EpisodeCalls in
+    episode order, and what its metadata quarantined."""
 
-    def __init__(self) -> None:
-        self.episodes = Metrics.counter("ingest", "episodes")
-        self.steps = Metrics.counter("ingest", "steps")
-        self.lines = Metrics.counter("ingest", "traj_lines")
-        self.quarantined = Metrics.counter("ingest", "quarantined")
-        self.quarantined_lines = Metrics.counter("ingest", "quarantined_lines")
-        self.llm_calls = Metrics.counter("ingest", "llm_calls")
+    run: dict[str, Any]
+    episodes: list[Any]  # collectors.osworld.EpisodeCalls
+    quarantine: list[dict[str, Any]]
 
-    def setup(self) -> None:
-        self._sources: OrderedDict[str, Any] = OrderedDict()
 
-    def _source(self, uri: str) -> Any:
+def read_task(source: Any, work: TaskWork) -> Any:
+    """One task folder -> EpisodeCalls, by the run's format."""
+    from deskscore.collectors.layout import RunFolder
+    from deskscore.collectors.osworld import EpisodeCalls, read_episode_calls
+    from deskscore.collectors.uitars import read_uitars_episode
+
+    run = RunFolder(work.run_path, work.format, ())
+    kwargs: dict[str, Any] = {"run_id": work.run_id, "benchmark": work.benchmark}
+    if work.format == "uitars":
+        return EpisodeCalls(read_uitars_episode(source, run, work.task, **kwargs), [])
+    if work.format == "deskcraft":  # OSWorld files + interaction log: a DeskcraftEpisode
+        from deskscore.collectors.deskcraft import read_deskcraft_episode
+
+        return read_deskcraft_episode(source, run, work.task, reported=work.reported, **kwargs)
+    return read_episode_calls(source, run, work.task, reported=work.reported, **kwargs)
+
+
+def read_run(source: Any, run: Any, work: RunWork) -> RunRead:
+    """Read the run `run` (a collectors.layout.RunFolder of `source`) completely."""
+    from deskscore.collectors.archives import DigestingSource
+    from deskscore.collectors.run_meta import read_run_meta
+    from deskscore.schemas import SCHEMA_VERSION
+
+    digesting = DigestingSource(source)
+    meta = read_run_meta(digesting, run, run_id=work.run_id, benchmark=work.benchmark)
+    episodes = [
+        read_task(
+            digesting,
+            TaskWork(
+                work.source,
+                work.benchmark,
+                work.run_id,
+                work.run_path,
+                work.format,
+                task,
+                meta.reported.get((task.domain, task.task_id)),
+            ),
+        )
+        for task in run.tasks
+    ]
+    episodes.sort(key=lambda o: tuple(o.read.episode[k] for k in _EPISODE_KEY))
+    row = dict(meta.run)
+    row["source_stamp"] = work.source_stamp
+    row["content_hash"] = digesting.digest(
+        f"ingest {SCHEMA_VERSION}.{INGEST_VERSION}", work.benchmark, work.format
+    )
+    return RunRead(row, episodes, list(meta.quarantine))
+
+
+class OpenSources:
+    """The few sources a worker reads from, each opened and listed once (LRU)."""
+
+    def __init__(self, layout: str | None, size: int = _OPEN_SOURCES) -> None:
+        self.layout = layout
+        self.size = size
+        self._open: OrderedDict[str, tuple[Any, dict[str, Any]]] = OrderedDict()
+
+    def run(self, uri: str, run_path: str) -> tuple[Any, Any]:
+        """(source, RunFolder or None when the run is no longer in the source)."""
+        from deskscore.collectors.layout import discover
         from deskscore.collectors.source import open_source
 
-        if uri in self._sources:
-            self._sources.move_to_end(uri)
-            return self._sources[uri]
-        source = open_source(uri)
-        self._sources[uri] = source
-        while len(self._sources) > _OPEN_SOURCES:
-            _, old = self._sources.popitem(last=False)
-            close = getattr(old, "close", None)
-            if close:
-                close()
-        return source
-
-    def process(self, work: TaskWork) -> Iterator[tuple[str, Any]]:
-        from deskscore.collectors.layout import RunFolder
-        from deskscore.collectors.osworld import EpisodeCalls, read_episode_calls
-        from deskscore.collectors.uitars import read_uitars_episode
-
-        source = self._source(work.source)
-        run = RunFolder(work.run_path, work.format, ())
-        kwargs: dict[str, Any] = {"run_id": work.run_id, "benchmark": work.benchmark}
-        if work.format == "uitars":
-            out = EpisodeCalls(read_uitars_episode(source, run, work.task, **kwargs), [])
+        if uri in self._open:
+            self._open.move_to_end(uri)
         else:
-            out = read_episode_calls(source, run, work.task, reported=work.reported, **kwargs)
-        read = out.read
-        self.episodes.inc()
-        progress.tick("episodes")
-        self.steps.inc(len(read.steps))
-        self.lines.inc(read.episode["n_lines"])
-        self.quarantined.inc(len(read.quarantine))
-        self.quarantined_lines.inc(read.episode["n_quarantined"])
-        self.llm_calls.inc(len(out.llm_calls))
-        yield work.run_id, out
+            source = open_source(uri)
+            runs = {r.run_path: r for r in discover(source.files(), self.layout)}
+            self._open[uri] = (source, runs)
+            while len(self._open) > self.size:
+                _, (old, _) = self._open.popitem(last=False)
+                old.close()
+        source, runs = self._open[uri]
+        return source, runs.get(run_path)
 
-    def teardown(self) -> None:
-        for source in getattr(self, "_sources", {}).values():
-            close = getattr(source, "close", None)
-            if close:
-                close()
-
-
-class ReadEpisodes(beam.PTransform):
-    """TaskWork -> (run_id, EpisodeCalls), spread over workers first."""
-
-    def expand(self, tasks: beam.PCollection) -> beam.PCollection:
-        return tasks | "Spread" >> beam.Reshuffle() | "Read" >> beam.ParDo(ReadEpisodeFn())
+    def close(self) -> None:
+        for source, _ in self._open.values():
+            source.close()
+        self._open.clear()

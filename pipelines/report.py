@@ -211,15 +211,51 @@ class _Builder:
         )
 
     def levels(self) -> str:
-        return _note(
-            "Per-level bars appear once the warehouse holds DeskCraft levels; "
-            "these runs carry no level data."
+        rows = self.rows(
+            "SELECT agent, run_id, level_source, level, strict_success_pct AS v FROM per_level "
+            "WHERE {where} AND split = 'all' AND level <> 'unlabelled' AND v IS NOT NULL "
+            "ORDER BY level_source DESC, agent, run_id, level"
         )
+        if not rows:
+            return _note(
+                "Per-level bars appear once the warehouse holds DeskCraft levels; "
+                "these runs carry no level data."
+            )
+        sources = [s for s in ("stem", "difficulty") if any(r["level_source"] == s for r in rows)]
+        runs = sorted({(r["agent"], r["run_id"]) for r in rows})
+        levels = ("L1", "L2", "L3")
+
+        def draw(fig: Any) -> None:
+            axes = fig.subplots(1, len(sources), sharey=True, squeeze=False)[0]
+            width = 0.8 / len(runs)
+            for ax, source in zip(axes, sources, strict=True):
+                for k, (agent, run_id) in enumerate(runs):
+                    got = {
+                        r["level"]: r["v"]
+                        for r in rows
+                        if r["level_source"] == source and r["run_id"] == run_id
+                    }
+                    xs = [i + (k - (len(runs) - 1) / 2) * width for i in range(len(levels))]
+                    ax.bar(xs, [got.get(lv, 0.0) for lv in levels], width, label=agent)
+                ax.set_xticks(range(len(levels)), levels)
+                ax.set_title(
+                    "level from the " + ("stem prefix" if source == "stem" else "difficulty field"),
+                    fontsize=9,
+                )
+                ax.grid(axis="y", alpha=0.3)
+            axes[0].set_ylabel("strict success (%)")
+            axes[0].legend(fontsize=8)
+
+        return _note(
+            "DeskCraft strict success (score 1) per difficulty level, from each level source "
+            "(per_level view; tasks a source leaves unlabelled are not drawn)."
+        ) + self.figure("per_level", "strict success per DeskCraft level and agent", draw)
 
     def budget(self) -> str:
         rows = self.rows(
-            "SELECT agent, run_id, budget, accuracy_pct FROM step_budget WHERE {where}"
+            "SELECT agent, run_id, budget, accuracy_pct, budget_unit FROM step_budget WHERE {where}"
         )
+        units = " or ".join(sorted({r["budget_unit"] for r in rows}))
         if not rows:
             return _note("No episodes with a result yet.")
         series: dict[tuple[str, str], list[tuple[int, float]]] = {}
@@ -232,14 +268,15 @@ class _Builder:
             ax = fig.subplots()
             for (agent, _), pts in sorted(series.items()):
                 ax.plot([b for b, _ in pts], [a for _, a in pts], marker="o", ms=3, label=agent)
-            ax.set_xlabel("step budget (turns)")
+            ax.set_xlabel(f"step budget ({units})")
             ax.set_ylabel("tasks solved within budget (%)")
             ax.set_title("Accuracy vs step budget")
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
 
         return _note(
-            "A task counts at budget b if it succeeded (score 1) within b turns (step_budget view)."
+            "A task counts at budget b if it succeeded (score 1) within b turns (OSWorld) or "
+            "environment steps (DeskCraft; questions to the user are not steps); step_budget view."
         ) + self.figure("step_budget", "accuracy against step budget per agent", draw)
 
     def loops(self) -> str:

@@ -10,7 +10,10 @@ from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.cost import ComputeCosts
 from deskscore.pipelines.loops import DetectLoops
 from deskscore.pipelines.runner import counters, pipeline
+from deskscore.pipelines.score_inputs import inputs_digests, record, stale
 from deskscore.pipelines.scoring import ScoreConfig, ScoreRuns
+from deskscore.pipelines.task_index import ensure_deskcraft_tasks, facts_by_benchmark
+from deskscore.pipelines.verdicts import ComputeVerdicts
 
 
 def human_refs(
@@ -97,11 +100,20 @@ def run_score(
     loops: bool = True,
     costs: bool = True,
     prices: str | None = None,
+    deskcraft_tasks: str | None = None,
+    force: bool = False,
+    compact: bool = True,
+    workers: int | None = None,
     beam_args: Sequence[str] = (),
 ) -> dict[str, int]:
     """Score every run (or `run_ids`) of the warehouse, and in the same pipeline find its loops
     (`loop_spans`) and price its model calls (`llm_call_costs`, `episode_costs`, `run_costs`,
     with the bundled price table overridden by the `prices` file); returns the counters.
+    Its `verdicts` stage writes each episode's archived verdict and the rules the archive lets
+    it recompute. DeskCraft tasks (levels, modes) are read from `deskcraft_tasks` (an
+    evaluation_examples folder) or, when the warehouse has none, from the bundled figures.
+    Runs whose inputs are unchanged since they were last scored with this configuration are
+    skipped (see `score_inputs`) unless `force`; afterwards small files are packed.
     Raises PriceError for a bad price file, before anything is written."""
     from deskscore.scorers.cost import load_prices
 
@@ -116,19 +128,32 @@ def run_score(
             if not run_ids or r["run_id"] in run_ids
         }
     )
+    if deskcraft_tasks or any("deskcraft" in (k[0], k[2]) for k in keys):
+        ensure_deskcraft_tasks(wh, deskcraft_tasks)  # levels, modes and flags for the marts
     if not keys:
         return {"runs_scored": 0}
     config = ScoreConfig(human_version, max_steps_scoring, compat)
-    p = pipeline(beam_args)
     by_instruction = (
         human_by_instruction(wh, human_version) if any(k[2] == "uitars" for k in keys) else []
     )
-    runs = p | "Runs" >> beam.Create(keys)
+    facts = facts_by_benchmark(wh, keys, human_version)
+    given = (config, human, by_instruction, sorted(facts.items()), loops, table)
+    digests = inputs_digests(wh, keys, given)
+    todo = stale(wh, keys, digests, config, force)
+    skipped = len(keys) - len(todo)
+    if not todo:
+        return {"runs_scored": 0, "runs_unchanged": skipped}
+    p = pipeline(beam_args, parallel=len(todo), workers=workers)
+    runs = p | "Runs" >> beam.Create(todo)
     _ = runs | "ScoreRuns" >> ScoreRuns(str(wh.root), human, config, by_instruction)
+    _ = runs | "ComputeVerdicts" >> ComputeVerdicts(str(wh.root), facts)
     if loops:
         _ = runs | "DetectLoops" >> DetectLoops(str(wh.root))
     if table is not None:
         _ = runs | "ComputeCosts" >> ComputeCosts(str(wh.root), table)
     result = p.run()
     result.wait_until_finish()
-    return counters(result)
+    record(wh, todo, digests, config)
+    if compact:
+        wh.compact()
+    return {**counters(result), "runs_unchanged": skipped}

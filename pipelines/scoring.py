@@ -9,6 +9,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from deskscore.pipelines import progress
+from deskscore.pipelines.memory import per_run
 
 
 class ScoreConfig(NamedTuple):
@@ -44,10 +45,11 @@ class ScoreRunFn(beam.DoFn):
 
         self._wh = Warehouse(self.warehouse)
 
+    @per_run
     def process(self, key: tuple[str, str, str]) -> Iterator[str]:
         from deskscore.scorers.run import score_run
 
-        benchmark, run_id, run_format = key
+        benchmark, run_id, run_format = key[:3]
         part = {"benchmark": benchmark, "run_id": run_id}
         episodes: list[dict[str, Any]] = self._wh.read("episodes", part).to_pylist()
         episode_rows, run_row = score_run(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Bumped whenever a table gains, loses or retypes a column; written into every file."""
 
 
@@ -89,7 +89,14 @@ RUNS = _t(
         "Path of the run root inside the source ('' when the source is the run root).",
         True,
     ),
-    Field("format", "string", "Reader that produced the run: osworld or uitars.", True),
+    Field(
+        "format",
+        "string",
+        "Reader that produced the run: osworld, uitars, or deskcraft (OSWorld files plus "
+        "interaction logs, task folders named by DeskCraft stems); live for a run recorded by "
+        "`deskscore collect` (its source is the warehouse's screenshot store).",
+        True,
+    ),
     Field(
         "action_space",
         "string",
@@ -122,7 +129,61 @@ RUNS = _t(
     Field(
         "fingerprint",
         "string",
-        "Content fingerprint of the members read for this run, for incremental re-ingest.",
+        "Listing fingerprint: sha1 over the path and size of every file under the run root.",
+    ),
+    Field(
+        "source_stamp",
+        "string",
+        "What a listing said about the whole source when it was ingested (a zip's size and "
+        "mtime, a folder's paths, sizes and mtimes, an object's ETag): ingest skips a source "
+        "whose stamp is unchanged.",
+    ),
+    Field(
+        "content_hash",
+        "string",
+        "sha1 over every member read for this run (path and sha1 of its bytes) and the ingest "
+        "code's version: equal hashes mean equal tables, so neither ingest nor score redo them.",
+    ),
+)
+
+SOURCES = _t(
+    "sources",
+    "One row per source (archive, folder, URL) an ingest finished reading: what lets the next "
+    "ingest skip it. Written once a whole ingest succeeded, so a killed ingest is redone.",
+    ("source",),
+    (),
+    Field(
+        "source", "string", "The source as recorded in runs.source (absolute path or URL).", True
+    ),
+    Field(
+        "source_stamp",
+        "string",
+        "What a listing said about the source when it was read (see runs.source_stamp); null "
+        "when it could not be listed, and then it is always read again.",
+    ),
+    Field("benchmark", "string", "Benchmark the source was ingested as.", True),
+    Field("n_runs", "int32", "Runs found in it when it was read.", True),
+)
+
+SCORE_INPUTS = _t(
+    "score_inputs",
+    "One row per run and score configuration that a whole `deskscore score` finished: the "
+    "digest of what its figures, verdicts, loops and costs were computed from, so the next "
+    "score skips it when nothing changed. Written after the job succeeded, so a killed job "
+    "is redone.",
+    ("run_id", "human_version", "max_steps_scoring", "compat"),
+    (),
+    Field("run_id", "string", "The run these inputs were scored for.", True),
+    Field("benchmark", "string", "The run's benchmark (osworld, deskcraft, ...).", True),
+    Field("human_version", "string", "Human data version of the configuration.", True),
+    Field("max_steps_scoring", "int32", "--max-steps-scoring of the configuration.", True),
+    Field("compat", "string", "Scoring rules of the configuration.", True),
+    Field(
+        "inputs_digest",
+        "string",
+        "sha1 over the run's content hash, the screenshot hash tables, the human data, the "
+        "prices, the options and the scorers' version.",
+        True,
     ),
 )
 
@@ -153,6 +214,45 @@ TASKS = _t(
     ),
     Field("source", "string", "Where the row came from: osworld-human, deskcraft, ...", True),
     Field("source_file", "string", "File the row was read from, relative to the data root."),
+    Field(
+        "category",
+        "string",
+        "Group of apps the benchmark reports by. DeskCraft's domains: Office, Browser, "
+        "Development, Creative Design, Multimedia & 3D, Multi-app (domain holds the app key, "
+        "as run folders do, so tasks join episodes on it).",
+    ),
+    Field("split", "string", "DeskCraft split: standard or interactive."),
+    Field(
+        "level_stem",
+        "string",
+        "DeskCraft level L1/L2/L3 from the file stem prefix (null for INTERACTIVE_ stems). "
+        "The sources disagree, so both are kept and each mart names the one it uses.",
+    ),
+    Field(
+        "level_difficulty",
+        "string",
+        "DeskCraft level L1/L2/L3 from the task file's difficulty field (null when absent).",
+    ),
+    Field(
+        "mode",
+        "string",
+        "Collaboration mode from scenario_type: clarification, requirement_change, "
+        "progressive_refinement, interruption, correction, workflow (other for a type not "
+        "in that map); null when the task has no scenario_type.",
+    ),
+    Field("scenario_type", "string", "The interactive task's scenario_type, verbatim."),
+    Field("n_phases", "int32", "Phases of an interactive task (0 for standard tasks)."),
+    Field(
+        "triggers",
+        "list<string>",
+        "Each phase's trigger in phase order: agent_done, agent_asks, or step_count:<value>.",
+    ),
+    Field("n_evaluators", "int32", "Evaluator metric functions of the task."),
+    Field(
+        "n_rule_atoms",
+        "int32",
+        "Scalar checks in the evaluator's rules (defined in collectors/deskcraft_tasks.py).",
+    ),
 )
 
 HUMAN_REFS = _t(
@@ -233,7 +333,13 @@ EPISODES = _t(
         True,
     ),
     Field("result_raw", "string", "First line of result.txt, stripped, verbatim."),
-    Field("result_status", "string", "ok, missing (no result.txt), empty, or unparseable.", True),
+    Field(
+        "result_status",
+        "string",
+        "ok, missing (no result.txt), empty, or unparseable; a collected episode (runs.format "
+        "live) whose task has no evaluator deskscore implements is unevaluated (judge it later).",
+        True,
+    ),
     Field(
         "score",
         "float64",
@@ -260,6 +366,13 @@ EPISODES = _t(
         "err_message",
         "string",
         'Error message from summary/results.json or the last {"Error": ...} line.',
+    ),
+    Field(
+        "metric_scores_json",
+        "json",
+        "Per-metric evaluator scores a runner archived beside result.txt (eval_details.json), "
+        'normalised to {"conj": "and"|"or"|null, "metrics": [{"func", "score"}, ...]}; null '
+        "when none was archived. Lets the score pipeline recompute the conj rule offline.",
     ),
 )
 
@@ -801,10 +914,138 @@ RUN_COSTS = _t(
     ),
 )
 
+INTERACTIONS = _t(
+    "interactions",
+    "One row per user/agent exchange of an interactive (DeskCraft) episode, in order: what "
+    "the simulated user said and when, and the agent's CALL_USER questions.",
+    ("run_id", "domain", "task_id", "seq"),
+    ("benchmark", "run_id"),
+    BENCHMARK,
+    RUN_ID,
+    DOMAIN,
+    TASK_ID,
+    Field("seq", "int32", "0-based order of the exchange in the episode's interaction log.", True),
+    Field(
+        "step",
+        "int32",
+        "The agent step the exchange follows, as the log says; null before the first step.",
+    ),
+    Field("phase", "int32", "The phase_id the exchange belongs to."),
+    Field(
+        "type",
+        "string",
+        "initial_instruction, new_instruction, clarify or call_user (the agent's CALL_USER "
+        "question: an interaction, never an environment step).",
+        True,
+    ),
+    Field("message", "string", "The user's or the agent's text."),
+    Field("phase_complete", "bool", "Whether the user simulator declared the phase complete."),
+    Field("reason", "string", "The user simulator's stated reason, if logged."),
+    Field("timestamp", "timestamp", "When the exchange happened, parsed (naive times as UTC)."),
+    Field("timestamp_raw", "string", "The timestamp as archived, verbatim."),
+)
+
+VERDICTS = _t(
+    "verdicts",
+    "One row per episode x verdict source x rule: the archived score, scores recomputed "
+    "offline from the archive, and LLM-judged verdicts, side by side so they can disagree.",
+    ("run_id", "domain", "task_id", "source", "rule"),
+    ("benchmark", "run_id"),
+    BENCHMARK,
+    RUN_ID,
+    DOMAIN,
+    TASK_ID,
+    Field(
+        "source",
+        "string",
+        "archived, recomputed or judged; each is its own file in the partition (file name = "
+        "source) so writers never erase each other's rows.",
+        True,
+    ),
+    Field(
+        "rule",
+        "string",
+        "archived: result_txt; recomputed: infeasible, final_fail, conj or or; judged: "
+        "k_consecutive.",
+        True,
+    ),
+    Field(
+        "score",
+        "float64",
+        "archived: the reward as written; recomputed: the rule's score; judged: the fraction "
+        "of rounds passed.",
+    ),
+    Field(
+        "passed",
+        "bool",
+        "Strict success: score == 1 (judged: k consecutive passing rounds).",
+    ),
+    Field(
+        "agrees_with_archived",
+        "bool",
+        "Whether the verdict matches result.txt: recomputed rows compare scores (partial "
+        "credit included), judged rows compare passed with the archived strict success. Null "
+        "when there is no archived score, and on the archived row itself.",
+    ),
+    Field("details", "json", "JSON text: per-metric scores, judge rounds, reasons."),
+    Field("judge_model", "string", "Model that judged (judged rows only)."),
+    Field("prompt_hash", "string", "Hash of the judge prompt template (judged rows only)."),
+)
+
+JUDGE_CALLS = _t(
+    "judge_calls",
+    "One row per judging round sent to an LLM judge (`deskscore judge`): its verdict and cost. "
+    "Also the judge's cache: a round whose (episode, judge_model, prompt_hash, round) is here "
+    "is never sent again. Never holds the API key.",
+    ("run_id", "domain", "task_id", "judge_model", "prompt_hash", "round"),
+    ("benchmark", "run_id"),
+    BENCHMARK,
+    RUN_ID,
+    DOMAIN,
+    TASK_ID,
+    Field("judge_model", "string", "Model asked to judge, as given to --model.", True),
+    Field(
+        "prompt_hash",
+        "string",
+        "SHA-256 of the prompt template version, the request parameters and the exact "
+        "messages sent (screenshots included): a changed episode or template gets a new hash.",
+        True,
+    ),
+    Field("round", "int32", "1-based judging round of the k-consecutive-passes rule.", True),
+    Field("template_version", "string", "Version of the judge prompt template.", True),
+    Field(
+        "status",
+        "string",
+        "ok (the reply followed the contract), unparseable (reply text did not) or bad_body "
+        "(an HTTP 200 whose body was not a chat completion).",
+        True,
+    ),
+    Field("verdict", "string", "pass or fail as the judge said; null unless status is ok."),
+    Field("passed", "bool", "Whether the round passed (unparseable rounds do not).", True),
+    Field(
+        "reason",
+        "string",
+        "The judge's reason; for a round that is not ok, why its reply could not be read.",
+    ),
+    Field("http_status", "int32", "HTTP status of the attempt that got the reply.", True),
+    Field(
+        "attempts", "int32", "Requests sent for the round, retries after 429/5xx included.", True
+    ),
+    Field("latency_s", "float64", "Seconds the answered attempt took."),
+    Field("prompt_tokens", "int64", "usage.prompt_tokens of the reply, when reported."),
+    Field("completion_tokens", "int64", "usage.completion_tokens of the reply, when reported."),
+    Field("total_tokens", "int64", "usage.total_tokens of the reply, when reported."),
+    Field("response_model", "string", "The model the endpoint says answered."),
+    Field("n_images", "int32", "Screenshots sent with the prompt.", True),
+    Field("judged_at", "timestamp", "When the reply arrived (UTC).", True),
+)
+
 TABLES: dict[str, Table] = {
     t.name: t
     for t in (
         RUNS,
+        SOURCES,
+        SCORE_INPUTS,
         TASKS,
         HUMAN_REFS,
         EPISODES,
@@ -819,5 +1060,8 @@ TABLES: dict[str, Table] = {
         LLM_CALL_COSTS,
         EPISODE_COSTS,
         RUN_COSTS,
+        INTERACTIONS,
+        VERDICTS,
+        JUDGE_CALLS,
     )
 }

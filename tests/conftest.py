@@ -31,3 +31,20 @@ def human_dirs(reference_data: Path) -> dict[str, Path]:
 def sec_eval_dir(reference_data: Path) -> Path:
     """Real Claude computer-use runs laid out as <scenario>/<timestamp-status>/."""
     return reference_data / "osworld-sec-eval" / "sec_eval_results"
+
+
+@pytest.fixture(scope="session")
+def deskcraft_archive(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Two generated DeskCraft runs over a slice of the real tasks (interactive ones included),
+    ingested and scored once for every test that needs them; `plans` is what was generated."""
+    from deskscore.collectors.synthetic_deskcraft import task_slice, write_archive
+    from deskscore.pipelines.ingest import run_ingest
+    from deskscore.pipelines.score import run_score
+
+    root = tmp_path_factory.mktemp("deskcraft")
+    archive, warehouse = root / "archive", root / "warehouse"
+    plans = write_archive(archive, task_slice())
+    ingest = run_ingest([str(archive)], str(warehouse), benchmark="deskcraft", workers=1)
+    score = run_score(str(warehouse), max_steps_scoring=15, workers=1)
+    return {"archive": archive, "warehouse": warehouse, "plans": plans,
+            "ingest": ingest.counters, "score": score}  # fmt: skip

@@ -24,5 +24,6 @@ SELECT
     CAST(ended_at AS TIMESTAMPTZ)         AS ended_at,
     CAST(reported_score AS DOUBLE)   AS reported_score,
     CAST(reported_status AS VARCHAR)  AS reported_status,
-    CAST(err_message AS VARCHAR)      AS err_message
+    CAST(err_message AS VARCHAR)      AS err_message,
+    CAST(metric_scores_json AS VARCHAR) AS metric_scores_json
 FROM raw_episodes;

@@ -15,5 +15,7 @@ SELECT
     CAST(args_json AS VARCHAR)        AS args_json,
     CAST(n_task_folders AS INTEGER)   AS n_task_folders,
     CAST(summary_source AS VARCHAR)   AS summary_source,
-    CAST(fingerprint AS VARCHAR)      AS fingerprint
+    CAST(fingerprint AS VARCHAR)      AS fingerprint,
+    CAST(source_stamp AS VARCHAR)     AS source_stamp,
+    CAST(content_hash AS VARCHAR)     AS content_hash
 FROM raw_runs;

@@ -13,5 +13,15 @@ SELECT
     CAST(conj AS VARCHAR)            AS conj,
     CAST(infeasible AS BOOLEAN)      AS infeasible,
     CAST(source AS VARCHAR)          AS source,
-    CAST(source_file AS VARCHAR)     AS source_file
+    CAST(source_file AS VARCHAR)     AS source_file,
+    CAST(category AS VARCHAR)        AS category,
+    CAST(split AS VARCHAR)           AS split,
+    CAST(level_stem AS VARCHAR)      AS level_stem,
+    CAST(level_difficulty AS VARCHAR) AS level_difficulty,
+    CAST(mode AS VARCHAR)            AS mode,
+    CAST(scenario_type AS VARCHAR)   AS scenario_type,
+    CAST(n_phases AS INTEGER)        AS n_phases,
+    CAST(triggers AS VARCHAR[])      AS triggers,
+    CAST(n_evaluators AS INTEGER)    AS n_evaluators,
+    CAST(n_rule_atoms AS INTEGER)    AS n_rule_atoms
 FROM raw_tasks;

@@ -96,7 +96,7 @@ def test_ingest_then_score_through_the_cli_with_a_beam_option(demo, tmp_path, ca
         == 0
     )
     out = capsys.readouterr().out
-    assert "ingested 2 source(s)" in out
+    assert "ingested 2 of 2 source(s)" in out
     assert (
         main(
             [

@@ -92,10 +92,13 @@ def test_jobs_killed_at_random_points_resume_to_the_same_tables(
     killed = {}
     for name, cmd in _jobs(archive, crashed):
         killed[name] = 0
-        for _ in range(KILLS_PER_JOB):
-            # Somewhere between interpreter start-up and the job's last writes.
-            killed[name] += _kill_at(cmd, rng.uniform(0.3, 0.95) * durations[name])
-        _run(cmd)  # resume: run it again to completion
+        for attempt in range(KILLS_PER_JOB):
+            # Somewhere between interpreter start-up and the job's last writes. A job that
+            # finished skips its work the next time, so later attempts redo it (--force) to
+            # have something to interrupt.
+            again = [*cmd, "--force"] if attempt and name != "hash" else cmd
+            killed[name] += _kill_at(again, rng.uniform(0.3, 0.95) * durations[name])
+        _run(cmd)  # resume: run it again to completion, as a user would (no --force)
     print(f"kills that landed while the job ran: {killed}")
     assert sum(killed.values()) >= len(killed)  # most kills landed while a job was running
 

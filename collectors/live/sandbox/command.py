@@ -1,0 +1,70 @@
+"""`deskscore sandbox ...`: build the sandbox image, print its name, remove leftover containers."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    """The `sandbox` subcommand's arguments (registered by pipelines/cli.py)."""
+    p = sub.add_parser(
+        "sandbox",
+        help="build the sandbox desktop image (offline, from Debian packages) and manage its containers",
+        description=(
+            "The live collector's sandbox: a Docker image built from Debian bookworm with "
+            "debootstrap (Xvfb, a window manager, xterm, a text editor, pyautogui and the "
+            "controller), tagged with a hash of its content so an unchanged image is never "
+            "rebuilt."
+        ),
+    )
+    actions = p.add_subparsers(dest="sandbox_action", required=True)
+    b = actions.add_parser(
+        "build", help="build the image unless an image of the same content exists"
+    )
+    b.add_argument("--force", action="store_true", help="build even if the image exists")
+    b.add_argument(
+        "--mirror",
+        help="Debian mirror URL (default: the one apt on this machine uses, else deb.debian.org)",
+    )
+    b.add_argument("--workdir", help="folder for the temporary root file system (default: TMPDIR)")
+    actions.add_parser("image", help="print the image name of this source tree")
+    c = actions.add_parser(
+        "clean", help="remove sandbox containers left by killed runs (labelled deskscore.sandbox)"
+    )
+    c.add_argument(
+        "--all", action="store_true", help="remove every sandbox container, running ones too"
+    )
+    p.set_defaults(handler=run)
+
+
+def run(args: Any, beam_args: list[str]) -> int:
+    from deskscore.collectors.live.providers import ProviderError, cleanup_leftovers, docker_client
+    from deskscore.collectors.live.sandbox.build import BuildError, ensure_image, image_name
+
+    if args.sandbox_action == "image":
+        print(image_name())
+        return 0
+    try:
+        client = docker_client()
+        if args.sandbox_action == "clean":
+            for name in cleanup_leftovers(client, everything=args.all):
+                print(f"removed {name}")
+            return 0
+        result = ensure_image(
+            client,
+            force=args.force,
+            mirror=args.mirror,
+            workdir=args.workdir,
+            log=lambda msg: print(msg, file=sys.stderr, flush=True),
+        )
+    except (ProviderError, BuildError) as e:
+        print(f"deskscore sandbox {args.sandbox_action}: {e}", file=sys.stderr)
+        return 1
+    size_mb = result.size_bytes / 1e6
+    if not result.built:
+        print(f"{result.image} exists ({size_mb:.0f} MB); nothing to build")
+        return 0
+    steps = ", ".join(f"{k} {v:.0f} s" for k, v in result.steps.items())
+    print(f"built {result.image} in {result.seconds:.0f} s ({steps}); {size_mb:.0f} MB")
+    return 0
