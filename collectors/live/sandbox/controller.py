@@ -453,24 +453,23 @@ def _window_request(req: Request) -> tuple[str, bool, bool]:
     return str(name), bool(data.get("strict", False)), bool(data.get("by_class", False))
 
 
-def h_activate_window(req: Request) -> Reply:
+def _on_window(req: Request, act: Callable[[Any, Any], None], done: str) -> Reply:
+    """Find the window a setup request names and `act(session, window)` on the first match."""
     name, strict, by_class = _window_request(req)
     with XSession() as x:
         found = match_windows(x.windows(), name, strict=strict, by_class=by_class)
         if not found:
             return Reply(f"Window {name} not found", status=404)
-        x.activate(found[0]["window"])
-    return Reply("Window activated successfully")
+        act(x, found[0]["window"])
+    return Reply(done)
+
+
+def h_activate_window(req: Request) -> Reply:
+    return _on_window(req, lambda x, w: x.activate(w), "Window activated successfully")
 
 
 def h_close_window(req: Request) -> Reply:
-    name, strict, by_class = _window_request(req)
-    with XSession() as x:
-        found = match_windows(x.windows(), name, strict=strict, by_class=by_class)
-        if not found:
-            return Reply(f"Window {name} not found", status=404)
-        x.close(found[0]["window"])
-    return Reply("Window closed successfully.")
+    return _on_window(req, lambda x, w: x.close(w), "Window closed successfully.")
 
 
 def h_file(req: Request) -> Reply:
