@@ -283,7 +283,9 @@ class Warehouse:
                     packs = [
                         p
                         for p in _data_files(folder)
-                        if _pack_stem(p) == stem and p.stat().st_size < target_bytes
+                        if _pack_stem(p) == stem
+                        and p.stat().st_size < target_bytes
+                        and schema_version_of(p) == SCHEMA_VERSION
                     ]
                     n, r = self._fold(folder, stem, packs, paths, target_bytes)
                 files_in += len(paths)
@@ -343,7 +345,9 @@ class Warehouse:
                     data = _conform(pq.read_table(path), schema)
                 else:
                     source = pq.ParquetFile(path)
-                    data = pa.concat_tables(source.read_row_group(i) for i in groups)
+                    data = _conform(
+                        pa.concat_tables(source.read_row_group(i) for i in groups), schema
+                    )
                 if writer is None:
                     tmp = folder / f".{stem}.{uuid.uuid4().hex}.tmp"
                     writer = pq.ParquetWriter(tmp, schema, compression="zstd")

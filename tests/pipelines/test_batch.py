@@ -175,3 +175,21 @@ def test_a_packed_run_is_read_replaced_and_removed_like_any_other(
     wh.remove("episodes", part)
     assert wh.read("episodes", part).num_rows == 0
     assert wh.read("episodes").num_rows == total - episodes.num_rows
+
+
+def test_a_later_compaction_refills_the_pack_with_new_runs(tmp_path: Path) -> None:
+    folder = tmp_path / "zips"
+    _zips(folder, 4)
+    wh = Warehouse(tmp_path / "w")
+    first = sorted(folder.glob("*.zip"))
+    run_ingest([str(p) for p in first[:2]], str(wh.root), workers=1, compact=False)
+    wh.compact(min_files=2)
+    run_ingest([str(p) for p in first[2:]], str(wh.root), workers=1, compact=False)
+    before = _tables(wh.root)
+    wh.compact(min_files=2)
+    files = wh.files("episodes")
+    assert len(files) == 1 and files[0].parent.name == PACK_DIR
+    assert len(set(wh.read("episodes").column("run_id").to_pylist())) == 4
+    after = _tables(wh.root)
+    for name in INGEST_TABLES:
+        assert before[name].equals(after[name]), name
