@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 EPISODE_KEYED = (
     "steps", "episode_scores", "loop_spans", "screenshot_refs", "llm_calls", "interactions",
-    "verdicts",
+    "verdicts", "judge_calls",
 )  # fmt: skip
 """Tables whose rows belong to one episode: (run_id, domain, task_id) must be in episodes."""
 

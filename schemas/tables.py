@@ -989,7 +989,12 @@ VERDICTS = _t(
     ),
     Field("details", "json", "JSON text: per-metric scores, judge rounds, reasons."),
     Field("judge_model", "string", "Model that judged (judged rows only)."),
-    Field("prompt_hash", "string", "Hash of the judge prompt template (judged rows only)."),
+    Field(
+        "prompt_hash",
+        "string",
+        "Hash of the judge's prompt template version, request settings and the exact messages "
+        "sent (judged rows only).",
+    ),
 )
 
 JUDGE_CALLS = _t(
