@@ -976,6 +976,16 @@ class _ZipSink:
     def read(self, rel: str) -> bytes | None:
         return None  # a new archive holds nothing yet
 
+    def __enter__(self) -> _ZipSink:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        """Close the archive into place, or drop it half-written if the body raised."""
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
     def abort(self) -> None:
         """Drop the half-written archive (the target path is left untouched)."""
         self._zf.close()
@@ -1419,8 +1429,7 @@ def write_run_zip(
     """Write one agent's run of `tasks` straight into a zip, as a published run archive is
     laid out (model levels under `prefix/`, `__MACOSX/` companions); nothing touches the disk
     but the archive. Same seed, same bytes."""
-    sink = _ZipSink(Path(zip_path), prefix)
-    try:
+    with _ZipSink(Path(zip_path), prefix) as sink:
         _write_run(
             sink,
             profile,
@@ -1432,10 +1441,6 @@ def write_run_zip(
             summaries=True,
             old_thunderbird_ids=False,
         )
-    except BaseException:
-        sink.abort()
-        raise
-    sink.close()
     return sink.path
 
 
@@ -1444,14 +1449,9 @@ def write_zip(run_root: Path, zip_path: Path, prefix: str | None = None) -> Path
     folder's name; "" for none), directory entries, `__MACOSX/` AppleDouble members; fixed
     dates and sorted members, so the same folder always gives the same bytes."""
     run_root = Path(run_root)
-    sink = _ZipSink(Path(zip_path), run_root.name if prefix is None else prefix)
-    try:
+    with _ZipSink(Path(zip_path), run_root.name if prefix is None else prefix) as sink:
         for path in sorted(p for p in run_root.rglob("*") if p.is_file()):
             sink.write(path.relative_to(run_root).as_posix(), path.read_bytes())
-    except BaseException:
-        sink.abort()
-        raise
-    sink.close()
     return Path(zip_path)
 
 
@@ -1577,13 +1577,8 @@ def write_demo_archive(
         }
         if profile.name == zip_cfg.get("agent"):
             prefix = str(zip_cfg.get("prefix", profile.name)).strip("/")
-            sink = _ZipSink(out_dir / f"{profile.name}.zip", prefix)
-            try:
+            with _ZipSink(out_dir / f"{profile.name}.zip", prefix) as sink:
                 run_rel, stats = _write_run(sink, profile, task_rows, **options)
-            except BaseException:
-                sink.abort()
-                raise
-            sink.close()
             runs.append(DemoRun(sink.path, "/".join(x for x in (prefix, run_rel) if x), stats))
         else:
             root = runs_dir / profile.name

@@ -33,7 +33,7 @@ def _problem_rows(
 
 
 class DiscoverFn(beam.DoFn):
-    """Source URI -> RunWork per run (main), SourceProblem per source (tagged)."""
+    """(source URI, stamp) -> RunWork per run (main), SourceProblem per source (tagged)."""
 
     def __init__(self, benchmark: str, layout: str | None) -> None:
         self.benchmark = benchmark
@@ -43,14 +43,15 @@ class DiscoverFn(beam.DoFn):
         self.tasks_found = Metrics.counter("ingest", "task_folders")
         self.sources_failed = Metrics.counter("ingest", "sources_unreadable")
 
-    def process(self, uri: str) -> Iterator[Any]:
-        from deskscore.collectors.archives import source_stamp
+    def process(self, planned: tuple[str, str | None]) -> Iterator[Any]:
+        """planned: (source URI, its stamp, taken before it is opened: a change while it is
+        being read is caught by the next ingest)."""
         from deskscore.collectors.ids import run_id as make_run_id
         from deskscore.collectors.ids import source_id
         from deskscore.collectors.layout import discover
         from deskscore.collectors.source import SourceError, open_source
 
-        stamp = source_stamp(uri)  # before opening: a change while reading is caught next time
+        uri, stamp = planned
         try:
             source = open_source(uri)
         except SourceError as exc:
@@ -106,7 +107,7 @@ class DiscoverFn(beam.DoFn):
 
 
 class DiscoverRuns(beam.PTransform):
-    """Sources -> (runs, problems) PCollections."""
+    """(source, stamp) pairs -> (runs, problems) PCollections."""
 
     def __init__(self, benchmark: str, layout: str | None) -> None:
         super().__init__()

@@ -17,10 +17,12 @@ from deskscore.pipelines.write import IngestRuns, WriteSourceProblems
 
 
 class IngestPlan(NamedTuple):
-    """Sources to read, and those skipped because their stamp is the one already ingested."""
+    """Sources to read (with the stamp each had when planned), and those skipped because
+    their stamp is the one already ingested."""
 
     todo: list[str]
     unchanged: list[str]
+    stamps: dict[str, str | None]
 
 
 class IngestResult(NamedTuple):
@@ -38,17 +40,15 @@ def plan_ingest(sources: Sequence[str], warehouse: str, *, force: bool = False) 
     from deskscore.collectors.archives import source_stamp
     from deskscore.collectors.warehouse import Warehouse
 
+    now = {uri: source_stamp(uri) for uri in sources}
     if force:
-        return IngestPlan(list(sources), [])
+        return IngestPlan(list(sources), [], now)
     done = Warehouse(warehouse).read("sources", columns=["source", "source_stamp"]).to_pylist()
-    stamps = {r["source"]: r["source_stamp"] for r in done if r["source_stamp"]}
+    stored = {r["source"]: r["source_stamp"] for r in done if r["source_stamp"]}
     todo, unchanged = [], []
     for uri in sources:
-        if uri in stamps and stamps[uri] == source_stamp(uri):
-            unchanged.append(uri)
-        else:
-            todo.append(uri)
-    return IngestPlan(todo, unchanged)
+        (unchanged if uri in stored and stored[uri] == now[uri] else todo).append(uri)
+    return IngestPlan(todo, unchanged, {uri: now[uri] for uri in todo})
 
 
 def record_sources(warehouse: str, sources: Sequence[str], benchmark: str) -> int:
@@ -116,7 +116,7 @@ def run_ingest(
         p = pipeline(beam_args, parallel=len(plan.todo), workers=workers)
         found = (
             p
-            | "Sources" >> beam.Create(plan.todo)
+            | "Sources" >> beam.Create([(uri, plan.stamps[uri]) for uri in plan.todo])
             | "DiscoverRuns" >> DiscoverRuns(benchmark, layout)
         )
         _ = found.runs | "IngestRuns" >> IngestRuns(warehouse, layout, force)

@@ -161,7 +161,7 @@ SOURCES = _t(
         "What a listing said about the source when it was read (see runs.source_stamp); null "
         "when it could not be listed, and then it is always read again.",
     ),
-    Field("benchmark", "string", "Benchmark the source was ingested as.", True),
+    BENCHMARK,
     Field("n_runs", "int32", "Runs found in it when it was read.", True),
 )
 
@@ -173,11 +173,11 @@ SCORE_INPUTS = _t(
     "is redone.",
     ("run_id", "human_version", "max_steps_scoring", "compat"),
     (),
-    Field("run_id", "string", "The run these inputs were scored for.", True),
-    Field("benchmark", "string", "The run's benchmark (osworld, deskcraft, ...).", True),
-    Field("human_version", "string", "Human data version of the configuration.", True),
-    Field("max_steps_scoring", "int32", "--max-steps-scoring of the configuration.", True),
-    Field("compat", "string", "Scoring rules of the configuration.", True),
+    RUN_ID,
+    BENCHMARK,
+    HUMAN_VERSION,
+    Field("max_steps_scoring", "int32", "The --max-steps-scoring asked for.", True),
+    Field("compat", "string", "Scoring rules: deskscore (default) or osworld-human.", True),
     Field(
         "inputs_digest",
         "string",
