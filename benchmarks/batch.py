@@ -152,7 +152,7 @@ def peer_side(zips: list[Path], peer: Path, human: Path, scratch: Path) -> dict[
 def deskscore_side(zips: list[Path], warehouse: Path, workers: int) -> None:
     """(b): deskscore ingest + score, as a user runs them."""
     shutil.rmtree(warehouse, ignore_errors=True)
-    exe = [sys.executable, "-m", "deskscore.pipelines.cli"]
+    exe = [sys.executable, "-m", "deskscore.pipelines.cli.main"]
     common = ["--warehouse", str(warehouse), "--workers", str(workers)]
     run([*exe, "ingest", *map(str, zips), *common])
     run([*exe, "score", *common, "--compat", "osworld-human", "--max-steps-scoring", "50",

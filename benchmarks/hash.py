@@ -198,8 +198,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from PIL import Image
 
-    from deskscore.pipelines.hash import run_hash
-    from deskscore.pipelines.ingest import run_ingest
+    from deskscore.pipelines.jobs.ingest import run_ingest
+    from deskscore.pipelines.stages.hash import run_hash
 
     sizes = sorted({Image.open(p).size for p in pngs})
     a, b, c = Best(), Best(), Best()

@@ -38,8 +38,8 @@ def deskcraft_archive(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Two generated DeskCraft runs over a slice of the real tasks (interactive ones included),
     ingested and scored once for every test that needs them; `plans` is what was generated."""
     from deskscore.collectors.synthetic_deskcraft import task_slice, write_archive
-    from deskscore.pipelines.ingest import run_ingest
-    from deskscore.pipelines.score import run_score
+    from deskscore.pipelines.jobs.ingest import run_ingest
+    from deskscore.pipelines.jobs.score import run_score
 
     root = tmp_path_factory.mktemp("deskcraft")
     archive, warehouse = root / "archive", root / "warehouse"

@@ -235,7 +235,7 @@ class Collector:
         message: str | None = None,
     ) -> EpisodeResult:
         from deskscore.collectors.live.osworld_dir import run_root, write_task_folder
-        from deskscore.pipelines.lock import writer_lock
+        from deskscore.collectors.warehouse.lock import writer_lock
 
         units = live.units()
         folded = fold_rows(keys, units, live.meta())
@@ -639,7 +639,7 @@ def run_row(
 def live_episodes(warehouse: str, benchmark: str, run_id: str) -> list[Path]:
     """Episodes of the run still in the live area (in flight, or cut short)."""
     from deskscore.collectors.live.record import LIVE_DIR
-    from deskscore.collectors.warehouse import _segment
+    from deskscore.collectors.warehouse.store import _segment
 
     base = Path(warehouse).resolve() / LIVE_DIR / _segment(benchmark) / _segment(run_id)
     return sorted(p.parent for p in base.glob("*/*/episode.json")) if base.is_dir() else []

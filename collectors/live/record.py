@@ -155,7 +155,7 @@ class LiveEpisode:
         domain: str,
         task_id: str,
     ) -> None:
-        from deskscore.collectors.warehouse import _segment
+        from deskscore.collectors.warehouse.store import _segment
 
         self.path = (
             Path(warehouse).resolve()

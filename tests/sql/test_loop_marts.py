@@ -10,8 +10,8 @@ import pytest
 from deskscore.collectors.human import load_bundled
 from deskscore.collectors.synthetic import load_profiles, write_run
 from deskscore.collectors.warehouse import Warehouse
-from deskscore.pipelines.ingest import run_ingest
-from deskscore.pipelines.loops import run_loops
+from deskscore.pipelines.jobs.ingest import run_ingest
+from deskscore.pipelines.stages.loops import run_loops
 from deskscore.sql import connect, mart_names
 
 LOOP_MARTS = ("episode_loops", "loops", "loops_long_failures")

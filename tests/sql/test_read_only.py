@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from deskscore.collectors.warehouse import Warehouse
-from deskscore.pipelines.cli import main
+from deskscore.pipelines.cli.main import main
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ def test_write_allows_a_copy_into_the_warehouse(warehouse: Path) -> None:
 
 
 def test_filters_of_other_commands_are_parameters_not_sql(warehouse: Path) -> None:
-    from deskscore.pipelines.commands import cost_text, leaderboard_text
+    from deskscore.pipelines.cli.commands import cost_text, leaderboard_text
 
     hostile = "x' OR '1'='1"
     text = leaderboard_text(str(warehouse), "csv", compat=hostile)

@@ -19,7 +19,7 @@ import pytest
 from deskscore.collectors.live.providers import HostProvider
 from deskscore.collectors.live.tasks import load_tasks
 from deskscore.collectors.warehouse import Warehouse
-from deskscore.pipelines.cli import main
+from deskscore.pipelines.cli.main import main
 
 BUNDLED = {t["id"]: t for t in load_tasks().tasks}
 PLANS = json.loads(
@@ -157,7 +157,7 @@ def test_call_user_is_an_exchange_never_a_step(collected) -> None:
 
 
 def test_the_warehouse_tables_are_complete(collected) -> None:
-    from deskscore.pipelines.check import check_warehouse
+    from deskscore.pipelines.cli.check import check_warehouse
 
     t = collected["tables"]
     [run] = t["runs"]
@@ -175,8 +175,8 @@ def test_the_warehouse_tables_are_complete(collected) -> None:
 
 
 def test_score_and_leaderboard_read_a_collected_run(collected) -> None:
-    from deskscore.pipelines.commands import leaderboard_text
-    from deskscore.pipelines.score import run_score
+    from deskscore.pipelines.cli.commands import leaderboard_text
+    from deskscore.pipelines.jobs.score import run_score
 
     run_score(str(collected["warehouse"]), loops=False)
     wh = Warehouse(collected["warehouse"])
@@ -191,7 +191,7 @@ def test_score_and_leaderboard_read_a_collected_run(collected) -> None:
 
 
 def test_the_osworld_folders_ingest_to_the_same_rows(collected, tmp_path: Path) -> None:
-    from deskscore.pipelines.ingest import run_ingest
+    from deskscore.pipelines.jobs.ingest import run_ingest
 
     root = collected["osworld"] / "pyautogui" / "screenshot" / "scripted-plan"
     hello = root / "os" / "L1_os_hello_file"

@@ -12,7 +12,7 @@ from typing import Any
 from deskscore.collectors.live.providers import LABEL_RUN
 from deskscore.collectors.live.tasks import load_tasks
 from deskscore.collectors.warehouse import Warehouse
-from deskscore.pipelines.cli import main
+from deskscore.pipelines.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[3]
 PICKED = ("L1_editor_append_line", "L1_editor_fix_letter", "INTERACTIVE_os_greeting_change",

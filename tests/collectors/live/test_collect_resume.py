@@ -18,7 +18,7 @@ import pytest
 
 from deskscore.collectors.live.record import LIVE_DIR, LiveEpisode
 from deskscore.collectors.warehouse import Warehouse
-from deskscore.pipelines.cli import main
+from deskscore.pipelines.cli.main import main
 
 TERMINAL = "pyautogui.click(400, 250); "
 TASK = {
@@ -86,7 +86,7 @@ def test_a_collector_killed_between_turns_resumes_from_the_last_recorded_step(
             {"think_s": 1.5, "actions": [type_line("echo three >> ~/k/a.txt\n")]}, "DONE"]  # fmt: skip
     argv = setup_files(tmp_path, plan)
     argv += ["--provider", "local", "--url", host_desktop.base_url]
-    proc = subprocess.Popen([sys.executable, "-m", "deskscore.pipelines.cli", *argv],
+    proc = subprocess.Popen([sys.executable, "-m", "deskscore.pipelines.cli.main", *argv],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
     kill_when(proc, tmp_path, lambda us: sum(u.name.endswith("-turn") for u in us) >= 2)
     [live_dir] = {u.parent for u in units(tmp_path)}

@@ -143,7 +143,7 @@ def test_a_unit_cut_short_by_a_kill_is_not_read(tmp_path: Path) -> None:
 
 
 def test_the_hash_stage_finds_every_collected_screenshot_already_hashed(tmp_path: Path) -> None:
-    from deskscore.pipelines.hash import run_hash
+    from deskscore.pipelines.stages.hash import run_hash
 
     live = record_episode(tmp_path)
     other = EpisodeKeys("run0001", "sandbox", "os", "66666666-2222-3333-4444-555555555555")

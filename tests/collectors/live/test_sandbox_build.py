@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from deskscore.collectors.live.sandbox import build
-from deskscore.pipelines.cli import main
+from deskscore.pipelines.cli.main import main
 
 
 def test_content_tag_follows_file_content_not_file_order(tmp_path: Path) -> None:

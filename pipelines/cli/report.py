@@ -1,0 +1,681 @@
+"""`deskscore report`: one self-contained HTML page of the standard benchmark pictures.
+
+Charts are drawn with Matplotlib (Agg, no display, no network) and embedded as base64 PNG
+data URIs, so the page needs no script to show them and opens offline anywhere; the same PNGs
+can be written to a folder for papers. The only script is a few lines that sort the
+leaderboard table. A Content-Security-Policy meta tag forbids the browser to fetch anything.
+Archive content (agent names, actions, paths) is untrusted: every text goes through
+html.escape.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from deskscore.pipelines.cli.columns import LEADERBOARD_COMPACT
+
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+
+SECTIONS = (
+    ("leaderboard", "Leaderboard"),
+    ("wes", "Success vs WES+"),
+    ("domains", "Per domain"),
+    ("levels", "Per level"),
+    ("budget", "Step budget"),
+    ("loops", "Loops"),
+    ("latency", "Latency"),
+    ("cost-step", "Cost by step"),
+    ("pareto", "Cost-accuracy"),
+    ("episodes", "Episodes"),
+)
+"""Section ids and titles, in page order: every section is always present (with a note when
+its data does not exist yet), so links and tests can rely on the ids."""
+
+
+STAGES = ("planning", "reflection", "judging", "grounding", "retrieval", "other",
+          "screenshot", "action", "unattributed")  # fmt: skip
+OUTCOMES = (("n_recovered", "recovered"), ("n_abandoned", "abandoned"),
+            ("n_step_limit", "hit step limit"))  # fmt: skip
+
+TOP_LOOPING = 20
+PER_RUN = 2
+MAX_STEPS_SHOWN = 60
+MAX_THUMBS = 12
+THUMB_WIDTH = 160
+TEXT_CHARS = 120
+
+
+@dataclass
+class ReportResult:
+    """What was written: the page, the figures (name -> PNG file when --png), counts."""
+
+    path: Path
+    sections: list[str]
+    figures: list[str] = field(default_factory=list)
+    png_files: list[Path] = field(default_factory=list)
+    n_episodes: int = 0
+    n_thumbnails: int = 0
+
+    @property
+    def n_images(self) -> int:
+        return len(self.figures) + self.n_thumbnails
+
+
+def _label_points(ax: Any, rows: list[dict[str, Any]]) -> None:
+    """Name each point of a scatter by its agent, just above and to the right of it."""
+    for r in rows:
+        ax.annotate(
+            r["agent"], (r["x"], r["y"]), textcoords="offset points", xytext=(5, 4), fontsize=8
+        )
+
+
+def _data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def _fig_png(draw: Callable[[Any], None], width: float = 7.5, height: float = 4.2) -> bytes:
+    """Render one figure off-screen (no pyplot: no global state, no display)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    draw(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    return buf.getvalue()
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+def _note(text: str) -> str:
+    return f'<p class="note">{escape(text)}</p>'
+
+
+class _Builder:
+    def __init__(self, con: Any, run_ids: Sequence[str] | None, png_dir: Path | None) -> None:
+        self.con = con
+        self.png_dir = png_dir
+        self.params: dict[str, Any] = {"runs": list(run_ids)} if run_ids else {}
+        self.where = "run_id IN (SELECT unnest($runs))" if run_ids else "true"
+        self.figures: list[str] = []
+        self.png_files: list[Path] = []
+        self.n_thumbnails = 0
+
+    def rows(self, sql: str) -> list[dict[str, Any]]:
+        rel = self.con.sql(sql.replace("{where}", self.where), params=self.params or None)
+        cols = rel.columns
+        return [dict(zip(cols, r, strict=True)) for r in rel.fetchall()]
+
+    def figure(self, name: str, alt: str, draw: Callable[[Any], None], **size: float) -> str:
+        png = _fig_png(draw, **size)
+        self.figures.append(name)
+        if self.png_dir is not None:
+            path = self.png_dir / f"{name}.png"
+            path.write_bytes(png)
+            self.png_files.append(path)
+        return f'<img class="fig" alt="{escape(alt)}" src="{_data_uri(png)}">'
+
+    # -- sections ---------------------------------------------------------------------------
+
+    def leaderboard(self) -> str:
+        cols = ", ".join(c for c, _ in LEADERBOARD_COMPACT)
+        rows = self.rows(f"SELECT {cols} FROM leaderboard WHERE {{where}}")
+        if not rows:
+            return _note("No scored runs yet: run 'deskscore score' first.")
+        head = "".join(
+            f'<th data-col="{i}">{escape(h)}</th>' for i, (_, h) in enumerate(LEADERBOARD_COMPACT)
+        )
+        body = "".join(
+            "<tr>"
+            + "".join(
+                f'<td data-v="{escape(_fmt(r[c]))}"{_NUM if _is_number(r[c]) else ""}>'
+                f"{escape(_fmt(r[c]))}</td>"
+                for c, _ in LEADERBOARD_COMPACT
+            )
+            + "</tr>"
+            for r in rows
+        )
+        return (
+            _note("Click a column header to sort.")
+            + f'<table id="leaderboard-table" class="sortable"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table>"
+        )
+
+    def wes(self) -> str:
+        rows = self.rows(
+            "SELECT agent, success_rate_run_pct AS y, wes_plus_single_pct AS x FROM leaderboard "
+            "WHERE {where} AND x IS NOT NULL AND y IS NOT NULL"
+        )
+        if not rows:
+            return _note("No run has WES+ yet: score runs with OSWorld-Human figures.")
+
+        def draw(fig: Any) -> None:
+            ax = fig.subplots()
+            for r in rows:
+                ax.scatter(r["x"], r["y"], s=60)
+            _label_points(ax, rows)
+            ax.set_xlabel("WES+ single (%)")
+            ax.set_ylabel("success rate (%)")
+            ax.set_title("Success rate vs efficiency (WES+), one point per run")
+            ax.grid(alpha=0.3)
+
+        return self.figure("wes_scatter", "success rate against WES+ per agent", draw)
+
+    def domains(self) -> str:
+        rows = self.rows(
+            "SELECT agent, domain, success_rate_run_pct AS v FROM per_domain WHERE {where}"
+        )
+        if not rows:
+            return _note("No per-domain scores yet.")
+        agents = sorted({r["agent"] for r in rows})
+        domains = sorted({r["domain"] for r in rows})
+        grid = [[float("nan")] * len(domains) for _ in agents]
+        for r in rows:
+            if r["v"] is not None:
+                grid[agents.index(r["agent"])][domains.index(r["domain"])] = r["v"]
+
+        def draw(fig: Any) -> None:
+            ax = fig.subplots()
+            im = ax.imshow(grid, cmap="viridis", vmin=0, vmax=100, aspect="auto")
+            ax.set_xticks(range(len(domains)), domains, rotation=40, ha="right", fontsize=8)
+            ax.set_yticks(range(len(agents)), agents, fontsize=8)
+            for i, line in enumerate(grid):
+                for j, v in enumerate(line):
+                    if v == v:  # not NaN
+                        ax.text(
+                            j,
+                            i,
+                            f"{v:.0f}",
+                            ha="center",
+                            va="center",
+                            fontsize=7,
+                            color="white" if v < 60 else "black",
+                        )
+            fig.colorbar(im, ax=ax, label="success rate (%)")
+            ax.set_title("Success rate per domain (app)")
+
+        height = max(3.0, 1.2 + 0.45 * len(agents))
+        return self.figure(
+            "domain_heatmap", "success rate per agent and domain", draw, width=9.0, height=height
+        )
+
+    def levels(self) -> str:
+        rows = self.rows(
+            "SELECT agent, run_id, level_source, level, strict_success_pct AS v FROM per_level "
+            "WHERE {where} AND split = 'all' AND level <> 'unlabelled' AND v IS NOT NULL "
+            "ORDER BY level_source DESC, agent, run_id, level"
+        )
+        if not rows:
+            return _note(
+                "Per-level bars appear once the warehouse holds DeskCraft levels; "
+                "these runs carry no level data."
+            )
+        sources = [s for s in ("stem", "difficulty") if any(r["level_source"] == s for r in rows)]
+        runs = sorted({(r["agent"], r["run_id"]) for r in rows})
+        levels = ("L1", "L2", "L3")
+
+        def draw(fig: Any) -> None:
+            axes = fig.subplots(1, len(sources), sharey=True, squeeze=False)[0]
+            width = 0.8 / len(runs)
+            for ax, source in zip(axes, sources, strict=True):
+                for k, (agent, run_id) in enumerate(runs):
+                    got = {
+                        r["level"]: r["v"]
+                        for r in rows
+                        if r["level_source"] == source and r["run_id"] == run_id
+                    }
+                    xs = [i + (k - (len(runs) - 1) / 2) * width for i in range(len(levels))]
+                    ax.bar(xs, [got.get(lv, 0.0) for lv in levels], width, label=agent)
+                ax.set_xticks(range(len(levels)), levels)
+                ax.set_title(
+                    "level from the " + ("stem prefix" if source == "stem" else "difficulty field"),
+                    fontsize=9,
+                )
+                ax.grid(axis="y", alpha=0.3)
+            axes[0].set_ylabel("strict success (%)")
+            axes[0].legend(fontsize=8)
+
+        return _note(
+            "DeskCraft strict success (score 1) per difficulty level, from each level source "
+            "(per_level view; tasks a source leaves unlabelled are not drawn)."
+        ) + self.figure("per_level", "strict success per DeskCraft level and agent", draw)
+
+    def budget(self) -> str:
+        rows = self.rows(
+            "SELECT agent, run_id, budget, accuracy_pct, budget_unit FROM step_budget WHERE {where}"
+        )
+        units = " or ".join(sorted({r["budget_unit"] for r in rows}))
+        if not rows:
+            return _note("No episodes with a result yet.")
+        series: dict[tuple[str, str], list[tuple[int, float]]] = {}
+        for r in rows:
+            series.setdefault((r["agent"], r["run_id"]), []).append(
+                (r["budget"], r["accuracy_pct"])
+            )
+
+        def draw(fig: Any) -> None:
+            ax = fig.subplots()
+            for (agent, _), pts in sorted(series.items()):
+                ax.plot([b for b, _ in pts], [a for _, a in pts], marker="o", ms=3, label=agent)
+            ax.set_xlabel(f"step budget ({units})")
+            ax.set_ylabel("tasks solved within budget (%)")
+            ax.set_title("Accuracy vs step budget")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+
+        return _note(
+            "A task counts at budget b if it succeeded (score 1) within b turns (OSWorld) or "
+            "environment steps (DeskCraft; questions to the user are not steps); step_budget view."
+        ) + self.figure("step_budget", "accuracy against step budget per agent", draw)
+
+    def loops(self) -> str:
+        rows = self.rows(
+            "SELECT agent, sum(n_recovered) AS n_recovered, sum(n_abandoned) AS n_abandoned, "
+            "sum(n_step_limit) AS n_step_limit FROM episode_loops WHERE {where} "
+            "GROUP BY agent ORDER BY agent"
+        )
+        if not any(sum(r[k] or 0 for k, _ in OUTCOMES) for r in rows):
+            return _note("No loop spans found (or loops not detected yet: run 'deskscore score').")
+
+        def draw(fig: Any) -> None:
+            ax = fig.subplots()
+            agents = [r["agent"] for r in rows]
+            left = [0.0] * len(rows)
+            for key, label in OUTCOMES:
+                vals = [float(r[key] or 0) for r in rows]
+                ax.barh(agents, vals, left=left, label=label)
+                left = [a + b for a, b in zip(left, vals, strict=True)]
+            ax.set_xlabel("loop spans")
+            ax.set_title("How loops end, per agent")
+            ax.legend(fontsize=8)
+
+        return self.figure(
+            "loop_outcomes",
+            "loop outcome split per agent",
+            draw,
+            height=max(2.5, 1.2 + 0.45 * len(rows)),
+        )
+
+    def latency(self) -> str:
+        rows = self.rows(
+            "SELECT agent, stage, share, note FROM latency_breakdown WHERE domain = '(all)' "
+            "AND agent IN (SELECT agent FROM runs WHERE {where}) ORDER BY agent"
+        )
+        shares: dict[str, dict[str, float]] = {}
+        notes = []
+        for r in rows:
+            shares.setdefault(r["agent"], {})
+            if r["share"] is not None:
+                shares[r["agent"]][r["stage"]] = 100 * r["share"]
+            elif r["note"] and f"{r['agent']}: {r['note']}" not in notes:
+                notes.append(f"{r['agent']}: {r['note']}")
+        shares = {a: s for a, s in shares.items() if s}
+        extra = "".join(_note(n) for n in notes)
+        if not shares:
+            return _note("No timed episodes yet.") + extra
+
+        def draw(fig: Any) -> None:
+            ax = fig.subplots()
+            agents = sorted(shares)
+            left = [0.0] * len(agents)
+            for stage in STAGES:
+                vals = [shares[a].get(stage, 0.0) for a in agents]
+                if any(vals):
+                    ax.barh(agents, vals, left=left, label=stage)
+                    left = [a + b for a, b in zip(left, vals, strict=True)]
+            ax.set_xlabel("share of task time (%)")
+            ax.set_title("Where the task time goes, per stage")
+            # below the axes: inside, it hid the bars it explains
+            ax.legend(fontsize=7, ncols=4, loc="upper center", bbox_to_anchor=(0.5, -0.15))
+
+        return (
+            self.figure(
+                "latency_stages",
+                "latency breakdown per stage",
+                draw,
+                height=max(2.5, 1.4 + 0.5 * len(shares)),
+            )
+            + extra
+        )
+
+    def cost_step(self) -> str:
+        rows = self.rows(
+            "SELECT agent, run_id, turn, mean_step_cost_usd, cumulative_cost_usd, growth "
+            "FROM cost_by_step WHERE {where} AND mean_step_cost_usd IS NOT NULL"
+        )
+        if not rows:
+            return _note("No priced model calls yet: run 'deskscore cost'.")
+        series: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for r in rows:
+            series.setdefault((r["agent"], r["run_id"]), []).append(r)
+
+        def draw(fig: Any) -> None:
+            ax1, ax2 = fig.subplots(1, 2)
+            for (agent, _), pts in sorted(series.items()):
+                turns = [p["turn"] for p in pts]
+                label = f"{agent} ({pts[0]['growth']})"
+                ax1.plot(turns, [p["mean_step_cost_usd"] for p in pts], label=label)
+                ax2.plot(turns, [p["cumulative_cost_usd"] for p in pts], label=label)
+            ax1.set_title("Mean cost of a turn")
+            ax2.set_title("Cumulative cost to reach a turn")
+            for ax in (ax1, ax2):
+                ax.set_xlabel("turn")
+                ax.set_ylabel("USD")
+                ax.grid(alpha=0.3)
+            ax2.legend(fontsize=7)
+
+        return self.figure("cost_by_step", "cost by step per agent", draw, width=10.0)
+
+    def pareto(self) -> str:
+        rows = self.rows(
+            "SELECT agent, success_rate_run_pct AS y, cost_per_task_usd AS x, on_front "
+            "FROM cost_pareto WHERE {where} AND on_front IS NOT NULL ORDER BY x"
+        )
+        if not rows:
+            return _note("No run has a complete cost yet.")
+
+        def draw(fig: Any) -> None:
+            ax = fig.subplots()
+            front = [r for r in rows if r["on_front"]]
+            ax.step(
+                [r["x"] for r in front],
+                [r["y"] for r in front],
+                where="post",
+                color="tab:red",
+                label="front",
+            )
+            for r in rows:
+                ax.scatter(
+                    r["x"],
+                    r["y"],
+                    s=60,
+                    marker="o" if r["on_front"] else "x",
+                    color="tab:red" if r["on_front"] else "tab:gray",
+                )
+            _label_points(ax, rows)
+            ax.set_xlabel("cost per task (USD)")
+            ax.set_ylabel("success rate (%)")
+            ax.set_title("Cost-accuracy front")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+
+        return self.figure("cost_pareto", "cost against accuracy with the front", draw)
+
+    # -- drill-down ---------------------------------------------------------------------------
+
+    def chosen_episodes(self) -> list[dict[str, Any]]:
+        """The most looping episodes, then a few per run (longest first), without repeats."""
+        return self.rows(
+            f"""
+            WITH el AS (SELECT * FROM episode_loops WHERE {{where}}),
+            top AS (
+                SELECT run_id, domain, task_id, 0 AS grp, looping_steps AS k1, n_turns AS k2
+                FROM el WHERE looping_steps > 0
+                ORDER BY looping_steps DESC, run_id, domain, task_id LIMIT {TOP_LOOPING}
+            ),
+            per_run AS (
+                SELECT run_id, domain, task_id, 1 AS grp, 0 AS k1, n_turns AS k2
+                FROM el WHERE (run_id, domain, task_id) NOT IN (SELECT (run_id, domain, task_id) FROM top)
+                QUALIFY row_number() OVER (
+                    PARTITION BY run_id ORDER BY n_turns DESC, domain, task_id) <= {PER_RUN}
+            ),
+            chosen AS (SELECT * FROM top UNION ALL SELECT * FROM per_run)
+            SELECT c.run_id, c.domain, c.task_id, el.agent, el.score, el.n_turns,
+                   el.looping_steps, el.ended_by, r.source
+            FROM chosen AS c
+            JOIN el USING (run_id, domain, task_id)
+            JOIN runs AS r USING (run_id)
+            ORDER BY c.grp, c.k1 DESC, c.k2 DESC, c.run_id, c.domain, c.task_id
+            """
+        )
+
+    def episodes(self, chosen: list[dict[str, Any]]) -> str:
+        if not chosen:
+            return _note("No episodes yet.")
+        steps = self.rows(self._steps_sql())
+        spans = self.rows(
+            "SELECT run_id, domain, task_id, first_step, last_step, outcome, signals "
+            "FROM loop_spans WHERE {where} AND (run_id, domain, task_id) IN "
+            "(SELECT (run_id, domain, task_id) FROM _chosen) ORDER BY first_step"
+        )
+        by_ep: dict[tuple, list[dict[str, Any]]] = {}
+        for s in steps:
+            by_ep.setdefault((s["run_id"], s["domain"], s["task_id"]), []).append(s)
+        spans_by: dict[tuple, list[dict[str, Any]]] = {}
+        for s in spans:
+            spans_by.setdefault((s["run_id"], s["domain"], s["task_id"]), []).append(s)
+        index, parts = [], []
+        sources: dict[str, Any] = {}
+        try:
+            for n, ep in enumerate(chosen):
+                key = (ep["run_id"], ep["domain"], ep["task_id"])
+                anchor = f"ep-{n}"
+                title = f"{ep['agent']} / {ep['domain']} / {ep['task_id']}"
+                index.append(
+                    f'<li><a href="#{anchor}">{escape(title)}</a> '
+                    f"({_fmt(ep['looping_steps'])} looping steps, score {_fmt(ep['score'])})</li>"
+                )
+                parts.append(
+                    self._episode(
+                        anchor, title, ep, by_ep.get(key, []), spans_by.get(key, []), sources
+                    )
+                )
+        finally:
+            for src in sources.values():
+                if src is not None:
+                    src.close()
+        return (
+            _note(
+                f"The {TOP_LOOPING} most looping episodes, then the {PER_RUN} longest of each run. "
+                "Rows inside a loop span are highlighted."
+            )
+            + f'<ol class="index">{"".join(index)}</ol>'
+            + "".join(parts)
+        )
+
+    def _steps_sql(self) -> str:
+        return (
+            "SELECT run_id, domain, task_id, step_idx, step_num, action_kind, action_text, dt_s, "
+            "screenshot_path FROM steps WHERE {where} AND (run_id, domain, task_id) IN "
+            "(SELECT (run_id, domain, task_id) FROM _chosen) ORDER BY step_idx"
+        )
+
+    def _thumb(self, source_uri: str, path: str | None, sources: dict[str, Any]) -> str:
+        if not path:
+            return ""
+        if source_uri not in sources:
+            from deskscore.collectors.source import open_source
+
+            try:
+                sources[source_uri] = open_source(source_uri)
+            except Exception:  # a moved or unreadable archive: no thumbnails, page still built
+                sources[source_uri] = None
+        src = sources[source_uri]
+        if src is None:
+            return ""
+        try:
+            from PIL import Image
+
+            with Image.open(io.BytesIO(src.read_bytes(path))) as im:
+                im = im.convert("RGB")
+                height = max(1, round(im.height * THUMB_WIDTH / im.width))
+                small = im.resize((THUMB_WIDTH, height))
+                buf = io.BytesIO()
+                small.save(buf, format="PNG", optimize=True)
+        except Exception:  # missing or undecodable screenshot: the row shows without one
+            return ""
+        self.n_thumbnails += 1
+        return f'<img class="thumb" alt="screenshot" src="{_data_uri(buf.getvalue())}">'
+
+    def _episode(
+        self,
+        anchor: str,
+        title: str,
+        ep: dict[str, Any],
+        steps: list[dict[str, Any]],
+        spans: list[dict[str, Any]],
+        sources: dict[str, Any],
+    ) -> str:
+        def in_span(idx: int) -> dict[str, Any] | None:
+            return next((s for s in spans if s["first_step"] <= idx <= s["last_step"]), None)
+
+        shown = steps[:MAX_STEPS_SHOWN]
+        thumb_idx = {s["step_idx"] for s in shown if in_span(s["step_idx"])}
+        if shown:
+            thumb_idx |= {shown[0]["step_idx"], shown[-1]["step_idx"]}
+        thumb_idx = set(sorted(thumb_idx)[:MAX_THUMBS])
+        rows = []
+        for s in shown:
+            span = in_span(s["step_idx"])
+            text = s["action_text"] or ""
+            if len(text) > TEXT_CHARS:
+                text = text[: TEXT_CHARS - 1] + "…"
+            thumb = (
+                self._thumb(ep["source"], s["screenshot_path"], sources)
+                if s["step_idx"] in thumb_idx
+                else ""
+            )
+            cls = ' class="loop"' if span else ""
+            rows.append(
+                f"<tr{cls}><td>{_fmt(s['step_idx'])}</td><td>{_fmt(s['step_num'])}</td>"
+                f"<td>{escape(_fmt(s['action_kind']))}</td><td><code>{escape(text)}</code></td>"
+                f"<td>{escape(_fmt(s['dt_s']))}</td>"
+                f"<td>{escape(span['outcome']) if span else ''}</td><td>{thumb}</td></tr>"
+            )
+        span_list = "".join(
+            f"<li>steps {s['first_step']}-{s['last_step']}: {escape(_fmt(s['outcome']))} "
+            f"({escape(', '.join(s['signals'] or []))})</li>"
+            for s in spans
+        )
+        more = (
+            _note(f"First {MAX_STEPS_SHOWN} of {len(steps)} steps shown.")
+            if len(steps) > MAX_STEPS_SHOWN
+            else ""
+        )
+        return (
+            f'<div class="episode" id="{anchor}"><h3>{escape(title)}</h3>'
+            f"<p>run {escape(ep['run_id'])}, {_fmt(ep['n_turns'])} turns, score "
+            f"{escape(_fmt(ep['score']))}, ended by {escape(_fmt(ep['ended_by']))}</p>"
+            + (f"<ul>{span_list}</ul>" if span_list else "")
+            + '<table class="steps"><thead><tr><th>idx</th><th>turn</th><th>kind</th>'
+            "<th>action</th><th>dt s</th><th>loop</th><th>screen</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>{more}</div>"
+        )
+
+
+_NUM = ' class="num"'
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:0;color:#222;background:#fff}
+nav{position:sticky;top:0;background:#1f3b57;padding:.5em 1em;z-index:1}
+nav a{color:#fff;margin-right:1em;text-decoration:none;font-size:.9em}
+main{padding:0 1.5em 2em;max-width:1200px}
+section{border-bottom:1px solid #ddd;padding:.5em 0 1em}
+table{border-collapse:collapse;font-size:.85em}
+th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}
+table.sortable th{cursor:pointer;background:#eef2f6}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+tr.loop{background:#ffe3c4}
+img.fig{max-width:100%;display:block;margin:.5em 0}
+img.thumb{width:160px}
+.note{color:#555;font-size:.9em}
+code{white-space:pre-wrap;word-break:break-all}
+"""
+
+SORT_SCRIPT = """
+document.querySelectorAll('table.sortable').forEach(function(t){
+  t.querySelectorAll('th').forEach(function(th,i){
+    th.addEventListener('click',function(){
+      var b=t.tBodies[0],rows=Array.from(b.rows),asc=th.dataset.asc!=='1';
+      rows.sort(function(x,y){
+        var a=x.cells[i].dataset.v,c=y.cells[i].dataset.v,na=parseFloat(a),nc=parseFloat(c);
+        var r=(!isNaN(na)&&!isNaN(nc))?na-nc:a.localeCompare(c);return asc?r:-r;});
+      th.dataset.asc=asc?'1':'0';rows.forEach(function(r){b.appendChild(r);});
+    });
+  });
+});
+"""
+
+
+def build_report(
+    warehouse: str,
+    out: str,
+    *,
+    run_ids: Sequence[str] | None = None,
+    png_dir: str | None = None,
+) -> ReportResult:
+    """Write the report page to `out` (and each figure to `png_dir` when given)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from deskscore.sql import connect
+
+    con = connect(warehouse)
+    pngs = Path(png_dir) if png_dir else None
+    if pngs is not None:
+        pngs.mkdir(parents=True, exist_ok=True)
+    b = _Builder(con, run_ids, pngs)
+    b.con.execute(
+        "CREATE OR REPLACE TEMP TABLE _chosen (run_id VARCHAR, domain VARCHAR, task_id VARCHAR)"
+    )
+    makers = {
+        "leaderboard": b.leaderboard,
+        "wes": b.wes,
+        "domains": b.domains,
+        "levels": b.levels,
+        "budget": b.budget,
+        "loops": b.loops,
+        "latency": b.latency,
+        "cost-step": b.cost_step,
+        "pareto": b.pareto,
+    }
+    chosen = b.chosen_episodes()
+    con.executemany(
+        "INSERT INTO _chosen VALUES (?, ?, ?)",
+        [[c["run_id"], c["domain"], c["task_id"]] for c in chosen],
+    )
+    bodies = {sid: make() for sid, make in makers.items()}
+    bodies["episodes"] = b.episodes(chosen)
+    nav = "".join(f'<a href="#{sid}">{escape(t)}</a>' for sid, t in SECTIONS)
+    sections = "".join(
+        f'<section id="{sid}"><h2>{escape(t)}</h2>{bodies[sid]}</section>' for sid, t in SECTIONS
+    )
+    scope = ", ".join(run_ids) if run_ids else "all runs"
+    page = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
+        "<title>deskscore report</title>"
+        f"<style>{STYLE}</style></head><body><nav>{nav}</nav><main>"
+        f'<h1>deskscore report</h1><p class="note">{escape(scope)}</p>{sections}</main>'
+        f"<script>{SORT_SCRIPT}</script></body></html>\n"
+    )
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return ReportResult(
+        path=path,
+        sections=[sid for sid, _ in SECTIONS],
+        figures=b.figures,
+        png_files=b.png_files,
+        n_episodes=len(chosen),
+        n_thumbnails=b.n_thumbnails,
+    )
+
+
+__all__ = ["CSP", "SECTIONS", "ReportResult", "build_report"]

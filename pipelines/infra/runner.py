@@ -1,0 +1,74 @@
+"""Running a Beam pipeline: the local runner pinned, any other runner through standard options."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+
+def _given(beam_args: Sequence[str], flag: str) -> bool:
+    return any(a == flag or a.startswith(flag + "=") for a in beam_args)
+
+
+def local_workers(parallel: int | None, workers: int | None = None) -> int:
+    """Worker processes for a local run of `parallel` independent elements: `workers` when
+    the user chose, else one per core, never more than there are elements to share."""
+    if workers is not None:
+        return max(1, workers)
+    return max(1, min(os.cpu_count() or 1, parallel or 1))
+
+
+def pipeline(
+    beam_args: Sequence[str] = (), *, parallel: int | None = None, workers: int | None = None
+) -> Any:
+    """A Beam pipeline for `beam_args` (standard Beam flags such as --runner=FlinkRunner).
+
+    Without --runner the in-process FnApiRunner is pinned: the default runner would first try
+    to download Prism, which is slower and impossible offline. With more than one worker
+    (see `local_workers`; `parallel` is how many independent elements the job starts from)
+    it runs them as processes (`multi_processing`): reading archives is Python work under
+    the GIL, so threads give no speed-up here while processes use every core (see
+    benchmarks/batch.py). --direct_num_workers and --direct_running_mode still win.
+    """
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import (
+        DirectOptions,
+        PipelineOptions,
+    )
+
+    logging.getLogger("apache_beam").setLevel(logging.ERROR)
+    logging.getLogger().setLevel(logging.ERROR)  # Beam's import warns about optional GCP clients
+    options = PipelineOptions(list(beam_args))
+    if _given(beam_args, "--runner"):
+        return beam.Pipeline(options=options)
+    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+    direct = options.view_as(DirectOptions)
+    if _given(beam_args, "--direct_running_mode") or _given(beam_args, "--direct_num_workers"):
+        return beam.Pipeline(runner=FnApiRunner(), options=options)
+    n = local_workers(parallel, workers)
+    direct.direct_num_workers = n
+    direct.direct_running_mode = "in_memory"  # the environment below makes it processes
+    if n == 1:
+        return beam.Pipeline(runner=FnApiRunner(), options=options)
+    from apache_beam.transforms.environments import SubprocessSDKEnvironment
+
+    worker = SubprocessSDKEnvironment.from_command_string(
+        f"{sys.executable} -m deskscore.pipelines.infra.worker"
+    )
+    return beam.Pipeline(runner=FnApiRunner(default_environment=worker), options=options)
+
+
+def counters(result: Any) -> dict[str, int]:
+    """Committed counter values of a finished pipeline, by name (summed over steps)."""
+    from apache_beam.metrics.metric import MetricsFilter
+
+    out: dict[str, int] = {}
+    for metric in result.metrics().query(MetricsFilter())["counters"]:
+        name = metric.key.metric.name
+        value = metric.committed if metric.committed is not None else metric.attempted
+        out[name] = out.get(name, 0) + int(value or 0)
+    return out

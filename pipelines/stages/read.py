@@ -1,0 +1,111 @@
+"""Stage 2 of ingest, the reading half: one run's metadata and task folders into rows.
+
+A run is the unit of work: its reader lists the source once per worker (a zip's central
+directory is parsed once, not once per task), reads only the members the tables need
+(`traj.jsonl`, `result.txt`, `args.json`, usage files; screenshots are listed, never
+decompressed) and keeps one run's rows at a time, so memory follows the largest run, not
+the size of the release.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, NamedTuple
+
+from deskscore.pipelines.stages.elements import RunWork, TaskWork
+
+INGEST_VERSION = 1
+"""Bumped whenever a reader's rows for the same bytes change: part of every run's content
+hash, so runs ingested by older readers are redone, never kept as 'unchanged'."""
+
+_EPISODE_KEY = ("domain", "task_id", "source_task_id", "task_path")
+_OPEN_SOURCES = 4
+
+
+class RunRead(NamedTuple):
+    """One run's rows: the `runs` row (with its content hash), each episode's EpisodeCalls in
+    episode order, and what its metadata quarantined."""
+
+    run: dict[str, Any]
+    episodes: list[Any]  # collectors.osworld.EpisodeCalls
+    quarantine: list[dict[str, Any]]
+
+
+def read_task(source: Any, work: TaskWork) -> Any:
+    """One task folder -> EpisodeCalls, by the run's format."""
+    from deskscore.collectors.layout import RunFolder
+    from deskscore.collectors.osworld import EpisodeCalls, read_episode_calls
+    from deskscore.collectors.uitars import read_uitars_episode
+
+    run = RunFolder(work.run_path, work.format, ())
+    kwargs: dict[str, Any] = {"run_id": work.run_id, "benchmark": work.benchmark}
+    if work.format == "uitars":
+        return EpisodeCalls(read_uitars_episode(source, run, work.task, **kwargs), [])
+    if work.format == "deskcraft":  # OSWorld files + interaction log: a DeskcraftEpisode
+        from deskscore.collectors.deskcraft import read_deskcraft_episode
+
+        return read_deskcraft_episode(source, run, work.task, reported=work.reported, **kwargs)
+    return read_episode_calls(source, run, work.task, reported=work.reported, **kwargs)
+
+
+def read_run(source: Any, run: Any, work: RunWork) -> RunRead:
+    """Read the run `run` (a collectors.layout.RunFolder of `source`) completely."""
+    from deskscore.collectors.archives import DigestingSource
+    from deskscore.collectors.run_meta import read_run_meta
+    from deskscore.schemas import SCHEMA_VERSION
+
+    digesting = DigestingSource(source)
+    meta = read_run_meta(digesting, run, run_id=work.run_id, benchmark=work.benchmark)
+    episodes = [
+        read_task(
+            digesting,
+            TaskWork(
+                work.source,
+                work.benchmark,
+                work.run_id,
+                work.run_path,
+                work.format,
+                task,
+                meta.reported.get((task.domain, task.task_id)),
+            ),
+        )
+        for task in run.tasks
+    ]
+    episodes.sort(key=lambda o: tuple(o.read.episode[k] for k in _EPISODE_KEY))
+    row = dict(meta.run)
+    row["source_stamp"] = work.source_stamp
+    row["content_hash"] = digesting.digest(
+        f"ingest {SCHEMA_VERSION}.{INGEST_VERSION}", work.benchmark, work.format
+    )
+    return RunRead(row, episodes, list(meta.quarantine))
+
+
+class OpenSources:
+    """The few sources a worker reads from, each opened and listed once (LRU)."""
+
+    def __init__(self, layout: str | None, size: int = _OPEN_SOURCES) -> None:
+        self.layout = layout
+        self.size = size
+        self._open: OrderedDict[str, tuple[Any, dict[str, Any]]] = OrderedDict()
+
+    def run(self, uri: str, run_path: str) -> tuple[Any, Any]:
+        """(source, RunFolder or None when the run is no longer in the source)."""
+        from deskscore.collectors.layout import discover
+        from deskscore.collectors.source import open_source
+
+        if uri in self._open:
+            self._open.move_to_end(uri)
+        else:
+            source = open_source(uri)
+            runs = {r.run_path: r for r in discover(source.files(), self.layout)}
+            self._open[uri] = (source, runs)
+            while len(self._open) > self.size:
+                _, (old, _) = self._open.popitem(last=False)
+                old.close()
+        source, runs = self._open[uri]
+        return source, runs.get(run_path)
+
+    def close(self) -> None:
+        for source, _ in self._open.values():
+            source.close()
+        self._open.clear()

@@ -1,0 +1,92 @@
+"""`deskscore check`: passes on an honest warehouse, and names every kind of loss or orphan."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from deskscore.collectors.warehouse import Warehouse
+from deskscore.pipelines.cli.check import check_warehouse
+from deskscore.pipelines.cli.main import main
+
+
+@pytest.fixture(scope="module")
+def scored(small_archive: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("checked") / "wh"
+    sources = [str(small_archive["results"]), str(small_archive["zip"])]
+    assert main(["ingest", *sources, "--warehouse", str(root)]) == 0
+    assert main(["score", "--warehouse", str(root), "--no-costs"]) == 0
+    return root
+
+
+@pytest.fixture
+def copy(scored: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(scored, tmp_path / "wh"))
+
+
+def _one_file(root: Path, table: str) -> Path:
+    return Warehouse(root).files(table)[0]
+
+
+def test_an_ingested_and_scored_warehouse_passes(
+    scored: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "--warehouse", str(scored)]) == 0
+    out = capsys.readouterr().out
+    assert "check passed" in out and "3 run(s); 3 re-counted from their source" in out
+
+
+def test_a_lost_step_row_is_reported_with_its_task_folder(copy: Path) -> None:
+    path = _one_file(copy, "steps")
+    data = pq.read_table(path)
+    lost = data.slice(0, 1).to_pylist()[0]
+    pq.write_table(data.slice(1), path)
+    problems = check_warehouse(copy, sources=False).problems
+    assert any(lost["task_id"] in p and "step row(s)" in p for p in problems), problems
+
+
+def test_orphan_rows_and_a_missing_run_are_named(copy: Path) -> None:
+    steps = _one_file(copy, "steps")
+    data = pq.read_table(steps)
+    ghost = data.slice(0, 1).set_column(
+        data.schema.get_field_index("task_id"),
+        data.schema.field("task_id"),
+        pa.array(["no-such-task"]),
+    )
+    pq.write_table(pa.concat_tables([data, ghost]), steps)
+    runs = _one_file(copy, "runs")
+    gone = pq.read_table(runs).column("run_id")[0].as_py()
+    runs.unlink()
+    problems = check_warehouse(copy, sources=False).problems
+    assert any("steps: 1 row(s)" in p and "no-such-task" in p for p in problems), problems
+    assert any(gone in p and "no runs row" in p for p in problems), problems
+
+
+def test_a_file_of_another_schema_version_fails_the_check(
+    copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _one_file(copy, "episodes")
+    data = pq.read_table(path)
+    meta = dict(data.schema.metadata or {})
+    meta[b"deskscore.schema_version"] = b"0"
+    pq.write_table(data.replace_schema_metadata(meta), path)
+    assert main(["check", "--warehouse", str(copy), "--no-sources"]) == 1
+    out = capsys.readouterr().out
+    assert "check FAILED" in out and f"{path}: schema version 0" in out
+
+
+def test_a_source_that_grew_lines_after_ingest_is_reported(
+    small_archive: dict[str, Path], tmp_path: Path
+) -> None:
+    results = Path(shutil.copytree(small_archive["results"], tmp_path / "results"))
+    root = tmp_path / "wh"
+    assert main(["ingest", str(results), "--warehouse", str(root)]) == 0
+    assert check_warehouse(root).ok
+    traj = sorted(results.rglob("traj.jsonl"))[0]
+    traj.write_bytes(traj.read_bytes() + b'{"step_num": 99}\n')
+    problems = check_warehouse(root).problems
+    assert any(traj.name in p and "in the source" in p for p in problems), problems

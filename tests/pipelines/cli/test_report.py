@@ -1,0 +1,218 @@
+"""The HTML report: generated runs with screenshots, ingested, hashed and scored, then the page
+is read back as HTML and opened in a real headless browser."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from io import BytesIO
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from PIL import Image
+
+from deskscore.collectors.synthetic import load_profiles, task_slice, write_run
+from deskscore.collectors.warehouse import Warehouse
+from deskscore.pipelines.cli.main import main
+from deskscore.pipelines.cli.report import CSP, SECTIONS, build_report
+from deskscore.pipelines.jobs.ingest import run_ingest
+from deskscore.pipelines.jobs.score import run_score
+from deskscore.pipelines.stages.hash import run_hash
+from deskscore.sql import connect
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two runs with tiny screenshots, ingested, hashed, scored (loops and costs included)."""
+    root = tmp_path_factory.mktemp("report")
+    profiles = load_profiles()
+    for i in range(2):
+        write_run(
+            root / "results", profiles[i], task_slice(per_domain=2), seed=i, screenshots="tiny"
+        )
+    wh = root / "wh"
+    run_ingest([str(root / "results")], str(wh))
+    run_hash(str(wh))
+    run_score(str(wh), max_steps_scoring=50)
+    return wh
+
+
+@pytest.fixture(scope="module")
+def report(warehouse: Path, tmp_path_factory: pytest.TempPathFactory):
+    out = tmp_path_factory.mktemp("out")
+    return build_report(str(warehouse), str(out / "report.html"), png_dir=str(out / "png"))
+
+
+class _Page(HTMLParser):
+    """The parts of the page the tests look at: ids, images, links, table rows, CSP."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.images: list[dict[str, str]] = []
+        self.urls: list[str] = []
+        self.csp: str | None = None
+        self.leaderboard_rows = 0
+        self._in_leaderboard_body = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if "id" in a:
+            self.ids.add(a["id"])
+        if tag == "img":
+            self.images.append(a)
+        self.urls.extend(a[k] for k in ("src", "href") if k in a)
+        if tag == "meta" and a.get("http-equiv", "").lower() == "content-security-policy":
+            self.csp = a.get("content")
+        if tag == "table" and a.get("id") == "leaderboard-table":
+            self._in_leaderboard_body = True
+        if tag == "tr" and self._in_leaderboard_body:
+            self.leaderboard_rows += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self._in_leaderboard_body = False
+
+
+def _parse(html: str) -> _Page:
+    page = _Page()
+    page.feed(html)
+    return page
+
+
+def test_step_budget_counts_the_tasks_solved_within_each_budget(warehouse: Path) -> None:
+    episodes = Warehouse(warehouse).read("episodes").to_pylist()
+    view = connect(warehouse).sql("SELECT run_id, budget, n_tasks, n_solved FROM step_budget")
+    rows = view.fetchall()
+    assert rows
+    for run_id, budget, n_tasks, n_solved in rows:
+        usable = [e for e in episodes if e["run_id"] == run_id and e["result_status"] == "ok"]
+        assert n_tasks == len(usable)
+        assert n_solved == sum(1 for e in usable if e["score"] == 1 and e["n_turns"] <= budget)
+    for run_id in {r[0] for r in rows}:
+        budgets = sorted(b for r, b, _, _ in rows if r == run_id)
+        longest = max(e["n_turns"] for e in episodes if e["run_id"] == run_id)
+        assert budgets == list(range(5, budgets[-1] + 1, 5))
+        assert budgets[-1] - 5 < longest <= budgets[-1]
+
+
+def test_the_page_has_every_section_and_an_inline_image_per_figure_and_thumbnail(
+    report,
+) -> None:
+    page = _parse(report.path.read_text(encoding="utf-8"))
+    assert {sid for sid, _ in SECTIONS} <= page.ids
+    assert len(report.figures) == 7  # all but per-level: these runs have no levels
+    assert report.n_thumbnails > 0 and report.n_episodes > 0
+    assert len(page.images) == report.n_images
+    assert all(img["src"].startswith("data:image/png;base64,") for img in page.images)
+    assert page.csp == CSP
+    assert page.leaderboard_rows == 1 + 2  # header and one row per run
+
+
+def test_nothing_on_the_page_points_to_the_network(report) -> None:
+    html = report.path.read_text(encoding="utf-8")
+    page = _parse(html)
+    assert all(u.startswith(("#", "data:")) for u in page.urls), page.urls
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
+    assert "@import" not in html and "url(" not in html
+
+
+def test_png_dir_holds_each_figure_as_an_image(report) -> None:
+    assert sorted(p.stem for p in report.png_files) == sorted(report.figures)
+    for path in report.png_files:
+        with Image.open(path) as im:
+            assert im.format == "PNG" and im.width > 300
+            assert len(im.convert("RGB").getcolors(maxcolors=1 << 20) or range(3)) > 2  # not blank
+
+
+def test_a_run_filter_keeps_only_that_run(warehouse: Path, tmp_path: Path) -> None:
+    [(run_id,)] = connect(warehouse).sql("SELECT min(run_id) FROM runs").fetchall()
+    result = build_report(str(warehouse), str(tmp_path / "one.html"), run_ids=[run_id])
+    page = _parse(result.path.read_text(encoding="utf-8"))
+    assert page.leaderboard_rows == 1 + 1
+    html = result.path.read_text(encoding="utf-8")
+    assert f"run {run_id}," in html
+    others = connect(warehouse).sql(
+        "SELECT run_id FROM runs WHERE run_id <> $r", params={"r": run_id}
+    )
+    assert all(f"run {o}," not in html for (o,) in others.fetchall())
+
+
+def test_archive_text_is_escaped(warehouse: Path, tmp_path: Path) -> None:
+    """An action text with markup, in the most looping episode, shows as text, not as markup."""
+    wh = tmp_path / "wh"
+    shutil.copytree(warehouse, wh)
+    [key] = (
+        connect(wh)
+        .sql(
+            "SELECT run_id, domain, task_id FROM episode_loops "
+            "ORDER BY looping_steps DESC, run_id, domain, task_id LIMIT 1"
+        )
+        .fetchall()
+    )
+    evil = '<script>alert(1)</script><img src="http://evil.example/x">'
+    edited = 0
+    for path in Warehouse(wh).files("steps"):
+        t = pq.read_table(path)
+        rows = t.to_pylist()
+        for r in rows:
+            if (r["run_id"], r["domain"], r["task_id"]) == key and r["step_idx"] == 0:
+                r["action_text"] = evil
+                edited += 1
+        if edited:
+            pq.write_table(pa.Table.from_pylist(rows, schema=t.schema), path)
+            break
+    assert edited == 1
+    html = build_report(str(wh), str(tmp_path / "r.html")).path.read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<script>alert" not in html
+    assert all(u.startswith(("#", "data:")) for u in _parse(html).urls)
+
+
+def test_the_cli_writes_the_report_and_the_pngs(warehouse: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "r.html"
+    assert main(["report", "--warehouse", str(warehouse), "--out", str(out),
+                 "--png", str(tmp_path / "png")]) == 0  # fmt: skip
+    assert out.is_file()
+    assert len(list((tmp_path / "png").glob("*.png"))) == 7
+    assert "wrote" in capsys.readouterr().out
+    assert main(["report", "--warehouse", str(tmp_path / "none"), "--out", str(out)]) == 2
+
+
+def _chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess:
+    cmd = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+           "--no-first-run", "--disable-background-networking", "--disable-component-update",
+           "--disable-sync", f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
+           *args]  # fmt: skip
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="no chromium at /usr/bin/chromium")
+def test_the_report_renders_in_headless_chromium_without_errors_or_fetches(
+    report, tmp_path: Path
+) -> None:
+    url = report.path.resolve().as_uri()
+    dom = _chromium(["--dump-dom", url], tmp_path / "p1")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    page = _parse(dom.stdout)
+    assert {sid for sid, _ in SECTIONS} <= page.ids
+    assert sum(i["src"].startswith("data:image/png") for i in page.images) == report.n_images
+    # the sort script ran without error: console messages (errors, and any fetch the CSP
+    # blocked) are logged to stderr as CONSOLE lines
+    assert ":CONSOLE" not in dom.stderr, dom.stderr
+    fetched = re.findall(r"(?:https?|wss?|ftp)://[^\s\"')]+", dom.stderr)
+    assert not fetched, fetched
+
+    shot = tmp_path / "shot.png"
+    run = _chromium([f"--screenshot={shot}", "--window-size=1400,3000", url], tmp_path / "p2")
+    assert run.returncode == 0 and shot.is_file(), run.stderr[-2000:]
+    assert ":CONSOLE" not in run.stderr, run.stderr
+    with Image.open(BytesIO(shot.read_bytes())) as im:
+        colours = im.convert("RGB").getcolors(maxcolors=1 << 20)
+    assert colours is None or len(colours) > 50  # charts drawn, not a blank page

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from deskscore.collectors.warehouse import Warehouse
+from deskscore.pipelines.jobs.ingest import run_ingest
+from deskscore.sql import connect
+
+
+def _digest(root: Path) -> dict[str, str]:
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*.parquet"))
+    }
+
+
+def _python_lines(path: Path) -> int:
+    """Lines as Python's text mode counts them (universal newlines), like OSWorld-Human."""
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        return sum(1 for _ in f)
+
+
+def _traj_lines(root: Path) -> int:
+    return sum(_python_lines(p) for p in root.rglob("traj.jsonl"))
+
+
+def test_every_trajectory_line_becomes_a_step_or_a_quarantine_row(small_archive, tmp_path) -> None:
+    result = run_ingest([str(small_archive["results"]), str(small_archive["zip"])], str(tmp_path))
+    con = connect(tmp_path)
+    ((lines, steps, quarantined),) = con.sql(
+        "SELECT sum(n_lines), (SELECT count(*) FROM steps), sum(n_quarantined) FROM episodes"
+    ).fetchall()
+    assert lines == steps + quarantined
+    on_disk = _traj_lines(small_archive["results"]) + _traj_lines(small_archive["zipped_run"])
+    assert lines == on_disk
+    assert result.counters["traj_lines"] == on_disk
+    assert con.sql("SELECT count(*) FROM runs").fetchall() == [(3,)]
+
+
+def test_ingesting_the_same_sources_twice_changes_nothing(small_archive, tmp_path) -> None:
+    sources = [str(small_archive["results"]), str(small_archive["zip"])]
+    run_ingest(sources, str(tmp_path))
+    first = _digest(tmp_path)
+    run_ingest(list(reversed(sources)), str(tmp_path))
+    assert _digest(tmp_path) == first
+    assert len(first) >= 9  # runs, episodes, steps for each of three runs
+
+
+def test_a_zip_is_read_in_place_and_gives_the_same_episodes_as_its_folder(
+    small_archive, tmp_path
+) -> None:
+    run_ingest([str(small_archive["zip"]), str(small_archive["zipped_run"])], str(tmp_path))
+    episodes = Warehouse(tmp_path).read("episodes").to_pylist()
+    by_run: dict[str, list[tuple]] = {}
+    for e in episodes:
+        by_run.setdefault(e["run_id"], []).append(
+            (
+                e["domain"],
+                e["task_id"],
+                e["n_lines"],
+                e["n_steps"],
+                e["score"],
+                e["result_status"],
+                e["ended_by"],
+            )
+        )
+    assert len(by_run) == 2
+    a, b = (sorted(v) for v in by_run.values())
+    assert a == b
+    assert not any(p.name == "traj.jsonl" for p in tmp_path.rglob("*"))
+
+
+def test_real_runs_with_another_layout_are_all_accounted_for(sec_eval_dir, tmp_path) -> None:
+    run_ingest([str(sec_eval_dir)], str(tmp_path), layout="{domain}/{task_id}")
+    con = connect(tmp_path)
+    assert con.sql("SELECT count(*) FROM episodes").fetchall() == [(24,)]
+    per_episode = con.sql(
+        """
+        SELECT e.domain, e.source_task_id, e.n_lines, e.n_quarantined, count(s.step_idx) AS steps
+        FROM episodes e LEFT JOIN steps s USING (run_id, domain, task_id)
+        GROUP BY ALL
+        """
+    ).fetchall()
+    for domain, folder, n_lines, n_quarantined, steps in per_episode:
+        traj = sec_eval_dir / domain / folder / "traj.jsonl"
+        expected = _python_lines(traj) if traj.exists() else 0
+        assert n_lines == expected == steps + n_quarantined, folder
+
+
+def test_an_unreadable_source_is_quarantined_and_the_rest_is_ingested(
+    small_archive, tmp_path
+) -> None:
+    broken = tmp_path / "broken.zip"
+    broken.write_bytes(b"PK\x03\x04 this is not a zip")
+    wh = tmp_path / "wh"
+    run_ingest([str(broken), str(small_archive["zip"])], str(wh))
+    con = connect(wh)
+    assert con.sql("SELECT count(*) FROM runs").fetchall() == [(1,)]
+    reasons = con.sql(
+        "SELECT reason, message FROM quarantine WHERE source LIKE '%broken.zip'"
+    ).fetchall()
+    assert reasons and reasons[0][0] == "unreadable_source"
+    assert "broken.zip" in reasons[0][1]
+
+
+def test_an_fsspec_url_is_ingested_like_the_folder_it_mirrors(small_archive, tmp_path) -> None:
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    results = small_archive["results"]
+    for path in results.rglob("*"):
+        if path.is_file():
+            fs.pipe(f"/mirror/{path.relative_to(results).as_posix()}", path.read_bytes())
+    run_ingest(["memory://mirror", str(results)], str(tmp_path))
+    rows = (
+        connect(tmp_path)
+        .sql(
+            "SELECT source, count(*), sum(n_lines), sum(n_steps), round(sum(score), 9) FROM episodes JOIN runs USING (run_id) GROUP BY source ORDER BY source"
+        )
+        .fetchall()
+    )
+    assert len(rows) == 2
+    assert rows[0][1:] == rows[1][1:]
+    assert rows[1][0].startswith("memory://")

@@ -1,0 +1,191 @@
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from deskscore.pipelines.jobs.ingest import run_ingest
+from deskscore.pipelines.jobs.score import run_score
+from deskscore.sql import connect
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="module")
+def scored(small_archive, tmp_path_factory) -> Path:
+    wh = tmp_path_factory.mktemp("wh")
+    run_ingest([str(small_archive["results"]), str(small_archive["zip"])], str(wh))
+    run_score(str(wh), human_version="verified", max_steps_scoring=50, compat="deskscore")
+    run_score(str(wh), human_version="verified", max_steps_scoring=50, compat="osworld-human")
+    return wh
+
+
+def test_sql_per_domain_adds_up_to_the_pipelines_run_figures(scored) -> None:
+    con = connect(scored)
+    rows = con.sql(
+        """
+        SELECT r.run_id, r.compat, r.success_rate_human, r.wes_plus_single, r.wes_plus_grouped, r.wes_minus,
+               r.wes_single, r.n_human_tasks,
+               sum(d.sum_reward_matched), sum(d.sum_wes_plus_single), sum(d.sum_wes_plus_grouped),
+               sum(d.sum_wes_minus), sum(d.wes_single_pct * d.n_human_tasks) / 100, sum(d.n_human_tasks)
+        FROM run_scores r JOIN per_domain d USING (run_id, human_version, max_steps_scoring, compat)
+        GROUP BY ALL
+        """
+    ).fetchall()
+    assert len(rows) == 6
+    for run_id, compat, sr, wps, wpg, wm, ws, n, d_sr, d_wps, d_wpg, d_wm, d_ws, d_n in rows:
+        assert d_n == n, (run_id, compat)
+        for run_level, summed in ((sr, d_sr), (wps, d_wps), (wpg, d_wpg), (wm, d_wm), (ws, d_ws)):
+            assert math.isclose(run_level, summed / n, rel_tol=1e-12, abs_tol=1e-12), (
+                run_id,
+                compat,
+            )
+
+
+def test_the_leaderboard_ranks_runs_by_osworld_human_success(scored) -> None:
+    rows = (
+        connect(scored)
+        .sql(
+            "SELECT rank, success_rate_human_pct FROM leaderboard WHERE compat = 'deskscore' ORDER BY rank"
+        )
+        .fetchall()
+    )
+    assert [r[0] for r in rows] == sorted(r[0] for r in rows)
+    assert [r[1] for r in rows] == sorted((r[1] for r in rows), reverse=True)
+
+
+FIGURES = re.compile(
+    r"Original OSWorld Result: (?P<sr>[\d.]+)%.*\nSingle Action WES\+: (?P<wps>-?[\d.]+)\n"
+    r"Grouped Action WES\+: (?P<wpg>-?[\d.]+)\nWES-: (?P<wm>-?[\d.]+)"
+)
+
+
+@pytest.mark.parametrize("run_key", ["run0", "run1", "zip"])
+def test_score_py_and_the_pipeline_give_the_same_figures(scored, small_archive, run_key) -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "score.py"),
+            "--result-path",
+            str(small_archive[run_key]),
+            "--max-steps-scoring",
+            "50",
+            "--human-version",
+            "verified",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    figures = FIGURES.search(out)
+    assert figures, out
+    source = str(small_archive[run_key].resolve())
+    ((sr, wps, wpg, wm),) = (
+        connect(scored)
+        .sql(
+            """
+        SELECT s.success_rate_human, s.wes_plus_single, s.wes_plus_grouped, s.wes_minus
+        FROM run_scores s JOIN runs r USING (run_id)
+        WHERE s.compat = 'osworld-human' AND (r.source = $src OR r.source || '/' || r.run_path = $src)
+        """,
+            params={"src": source},
+        )
+        .fetchall()
+    )
+    assert figures["sr"] == f"{sr * 100:.2f}"
+    assert figures["wps"] == f"{wps * 100:.2f}"
+    assert figures["wpg"] == f"{wpg * 100:.2f}"
+    assert figures["wm"] == f"{wm:.2f}"
+
+
+@pytest.mark.parametrize(("version", "n_tasks"), [("2025-06", 364), ("verified", 369)])
+def test_reading_the_human_folder_gives_the_bundled_figures(
+    small_archive, human_dirs, tmp_path, version, n_tasks
+) -> None:
+    from_folder, bundled = tmp_path / "folder", tmp_path / "bundled"
+    for wh in (from_folder, bundled):
+        run_ingest([str(small_archive["results"])], str(wh))
+    run_score(
+        str(from_folder),
+        human_version=version,
+        human_path=str(human_dirs[version]),
+        max_steps_scoring=50,
+    )
+    run_score(str(bundled), human_version=version, max_steps_scoring=50)
+    con = connect(from_folder)
+    assert con.sql(
+        "SELECT count(*), count(instruction), count(*) FILTER (WHERE infeasible) FROM tasks"
+    ).fetchall()[0][:2] == (n_tasks, n_tasks)
+    assert con.sql("SELECT DISTINCT n_human_tasks FROM run_scores").fetchall() == [(n_tasks,)]
+    query = "SELECT run_id, success_rate_human, wes_plus_single, wes_plus_grouped, wes_minus, wes_single FROM run_scores ORDER BY run_id"
+    assert con.sql(query).fetchall() == connect(bundled).sql(query).fetchall()
+
+
+def _write_uitars_run(root: Path, human_dir: Path, n: int) -> None:
+    """UI-TARS folders for n real tasks: data.json (steps; the score in the last) and meta.json."""
+    import json
+    import random
+
+    rng = random.Random(5)
+    files = sorted(human_dir.glob("*/*.json"))
+    for k, path in enumerate(rng.sample(files, n)):
+        folder = root / f"task_{k:03d}"
+        folder.mkdir(parents=True)
+        steps = [
+            {"inner_step": [{"action": "click", "score": 0}]} for _ in range(rng.randint(1, 30))
+        ]
+        steps[-1]["inner_step"][0]["score"] = rng.choice((0, 1, 1.0, 0.0))
+        (folder / "data.json").write_text(json.dumps(steps))
+        (folder / "meta.json").write_text(
+            json.dumps({"query": json.loads(path.read_text())["instruction"]})
+        )
+
+
+def test_a_uitars_submission_is_matched_by_instruction_like_score_py(human_dirs, tmp_path) -> None:
+    run = tmp_path / "uitars"
+    _write_uitars_run(run, human_dirs["verified"], 40)
+    wh = tmp_path / "wh"
+    run_ingest([str(run)], str(wh))
+    run_score(
+        str(wh),
+        human_version="verified",
+        human_path=str(human_dirs["verified"]),
+        max_steps_scoring=50,
+        compat="osworld-human",
+    )
+    ((sr, wps, wpg, wm, matched),) = (
+        connect(wh)
+        .sql(
+            "SELECT success_rate_human, wes_plus_single, wes_plus_grouped, wes_minus, n_tasks_matched FROM run_scores"
+        )
+        .fetchall()
+    )
+    assert matched == 40
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "score.py"),
+            "--result-path",
+            str(run),
+            "--uitars",
+            "--max-steps-scoring",
+            "50",
+            "--human-path",
+            str(human_dirs["verified"]),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    figures = FIGURES.search(out)
+    assert figures, out
+    assert (figures["sr"], figures["wps"], figures["wpg"], figures["wm"]) == (
+        f"{sr * 100:.2f}",
+        f"{wps * 100:.2f}",
+        f"{wpg * 100:.2f}",
+        f"{wm:.2f}",
+    )
