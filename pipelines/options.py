@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
+from deskscore.collectors.image_parts import MAX_SIDE
+from deskscore.pipelines.infra.runner import ENGINES
 from deskscore.scorers.config import (
     COMPAT_MODES,
     DEFAULT_COMPAT,
@@ -27,6 +29,7 @@ from deskscore.scorers.config import (
     HUMAN_VERSIONS,
     ScoreConfig,
 )
+from deskscore.scorers.judge import DEFAULT_K, check_k
 
 DEFAULT_WAREHOUSE = "warehouse"
 
@@ -108,18 +111,29 @@ class JobOptions:
         return dataclasses.replace(self, **changes)
 
 
-def _runs(what: str) -> Any:
-    return option((), "--run", action="append", help=f"{what} only this run id (repeatable)")
+@dataclass(frozen=True)
+class BeamJobOptions(JobOptions):
+    """What every job whose stages run per run or per source takes (see infra.runner)."""
 
-
-def _workers() -> Any:
-    return option(
+    engine: str = option(
+        "auto",
+        "--engine",
+        choices=ENGINES,
+        help="where the stages run: beam (a Beam pipeline: the local runner, or the one "
+        "--runner=... names), direct (this process, no pipeline), auto (direct when Beam would "
+        "run everything in this process anyway: one worker and no Beam option)",
+    )
+    workers: int | None = option(
         None,
         "--workers",
         type=int,
         help="local worker processes (default: one per core when there is more than one "
         "archive or run; 1 runs everything in this process)",
     )
+
+
+def _runs(what: str) -> Any:
+    return option((), "--run", action="append", help=f"{what} only this run id (repeatable)")
 
 
 def _force(what: str) -> Any:
@@ -143,7 +157,7 @@ PRICES_HELP = (
 
 
 @dataclass(frozen=True)
-class IngestOptions(JobOptions):
+class IngestOptions(BeamJobOptions):
     """`deskscore ingest`: which sources, read how, into which warehouse."""
 
     sources: tuple[str, ...] = option(
@@ -162,11 +176,10 @@ class IngestOptions(JobOptions):
     )
     force: bool = _force("read and rewrite every source, even those already ingested unchanged")
     compact: bool = _compact()
-    workers: int | None = _workers()
 
 
 @dataclass(frozen=True)
-class ScoreOptions(JobOptions):
+class ScoreOptions(BeamJobOptions):
     """`deskscore score`: one scoring configuration, and the stages computed with it."""
 
     human_version: str = option(
@@ -219,7 +232,6 @@ class ScoreOptions(JobOptions):
         "score every run again, even those whose inputs are unchanged since last time"
     )
     compact: bool = _compact()
-    workers: int | None = _workers()
 
     @property
     def config(self) -> ScoreConfig:
@@ -228,7 +240,7 @@ class ScoreOptions(JobOptions):
 
 
 @dataclass(frozen=True)
-class CostOptions(JobOptions):
+class CostOptions(BeamJobOptions):
     """`deskscore cost`: pricing runs again (the score job prices them too)."""
 
     prices: str | None = option(
@@ -238,7 +250,7 @@ class CostOptions(JobOptions):
 
 
 @dataclass(frozen=True)
-class HashOptions(JobOptions):
+class HashOptions(BeamJobOptions):
     """`deskscore hash`: screenshots of which runs, decoded how."""
 
     runs: tuple[str, ...] = _runs("hash")
@@ -257,13 +269,173 @@ class ReportOptions(JobOptions):
     png: str | None = option(None, "--png", help="also write each figure as a PNG into this folder")
 
 
+@dataclass(frozen=True)
+class JudgeOptions(JobOptions):
+    """`deskscore judge`: which endpoint and model judge, how many rounds, how hard to push.
+
+    The API key is not an option: it is read from the environment variable `api_key_env`
+    names, by the command, and lives only in the HTTP client."""
+
+    endpoint: str = option(
+        "",
+        "--endpoint",
+        required=True,
+        help="base URL of the API, e.g. https://api.openai.com/v1 (POST "
+        "<endpoint>/chat/completions)",
+    )
+    model: str = option(
+        "", "--model", required=True, help="the judge model, as the endpoint names it"
+    )
+    k: int = option(DEFAULT_K, "--k", type=int, help="consecutive passing rounds needed")
+    rounds: int | None = option(
+        None, "--rounds", type=int, help="most rounds played per episode (default: k; >= k)"
+    )
+    max_screenshots: int = option(
+        6,
+        "--max-screenshots",
+        type=int,
+        help="screenshots sent per episode, evenly spaced, the last included",
+    )
+    runs: tuple[str, ...] = _runs("judge")
+    api_key_env: str = option(
+        "OPENAI_API_KEY",
+        "--api-key-env",
+        metavar="NAME",
+        help="environment variable holding the API key",
+    )
+    concurrency: int = option(4, "--concurrency", type=int, help="requests in flight at once")
+    timeout_s: float = option(
+        120.0, "--timeout", type=float, metavar="SECONDS", help="seconds to wait for one reply"
+    )
+    max_retries: int = option(
+        4,
+        "--max-retries",
+        type=int,
+        help="retries of a request after 429, 5xx or a network failure",
+    )
+    backoff_s: float = 1.0
+    """First retry's pause; it doubles per retry, with jitter."""
+    max_side: int = MAX_SIDE
+    """Screenshots are downscaled to at most this many pixels per side before they are sent."""
+
+    @property
+    def budget(self) -> int:
+        """Rounds at most per episode (raises ValueError for a bad k or rounds)."""
+        return check_k(self.k, self.rounds)
+
+
+@dataclass(frozen=True)
+class CollectOptions(JobOptions):
+    """`deskscore collect`: which tasks, which agent on which desktops, recorded how."""
+
+    tasks: str | None = option(
+        None,
+        "--tasks",
+        help="task configs: a JSON file (a list, or {domain: [...]}) or an OSWorld-style folder "
+        "of <domain>/<id>.json (default: the bundled sandbox tasks)",
+    )
+    agent: str = option(
+        "",
+        "--agent",
+        required=True,
+        help="scripted:PLAN.json, openai[:MODEL] (endpoint and key from the environment: "
+        "DESKSCORE_AGENT_BASE_URL or OPENAI_BASE_URL, DESKSCORE_AGENT_API_KEY or "
+        "OPENAI_API_KEY), or module:Class (an OSWorld-shaped agent)",
+    )
+    agent_option: tuple[str, ...] = option(
+        (),
+        "--agent-option",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a constructor argument of the agent (repeatable); never a key: keys come from "
+        "the environment",
+    )
+    provider: str = option(
+        "docker",
+        "--provider",
+        help="docker (the sandbox image; --image for another), host (the sandbox desktop on "
+        "this machine, needs Xvfb), or local (a controller already running at --url)",
+    )
+    image: str | None = option(
+        None, "--image", help="docker provider: the image (default: the sandbox image)"
+    )
+    url: str | None = option(
+        None, "--url", help="local provider: the controller's URL, e.g. http://127.0.0.1:5000"
+    )
+    benchmark: str | None = option(
+        None,
+        "--benchmark",
+        help="benchmark name stored with the run (default: sandbox for the bundled tasks, "
+        "else live)",
+    )
+    run_name: str | None = option(
+        None,
+        "--run-name",
+        help="the run's name; its id derives from it and the benchmark (default: "
+        "<agent>@<task set>)",
+    )
+    max_steps: int = option(15, "--max-steps", type=int, help="model turns per episode, all phases")
+    parallel: int = option(
+        1, "--parallel", type=int, help="episodes at once, each on its own desktop"
+    )
+    resume: bool = option(
+        False,
+        "--resume",
+        action="store_true",
+        help="continue the run: skip collected episodes, finish or restart interrupted ones",
+    )
+    osworld_dir: str | None = option(
+        None,
+        "--osworld-dir",
+        metavar="DIR",
+        help="also write OSWorld-style result folders (traj.jsonl, result.txt, step_N_<ts>.png)",
+    )
+    user: str = option(
+        "scripted",
+        "--user",
+        choices=("scripted", "llm"),
+        help="simulated user of interactive tasks: scripted (answers from the phase "
+        "instructions) or llm (an OpenAI-compatible model with DeskCraft's JSON contract: "
+        "--user-endpoint and --user-model, or DESKSCORE_USER_BASE_URL and "
+        "DESKSCORE_USER_MODEL; key from --user-key-env)",
+    )
+    user_endpoint: str | None = option(
+        None, "--user-endpoint", help="llm user: base URL of the API"
+    )
+    user_model: str | None = option(None, "--user-model", help="llm user: the model")
+    user_key_env: str = option(
+        "DESKSCORE_USER_API_KEY",
+        "--user-key-env",
+        metavar="NAME",
+        help="llm user: environment variable holding its API key",
+    )
+    settle: float = option(
+        0.5, "--settle", type=float, help="seconds after an action before its screenshot"
+    )
+    python: str = option(
+        "python",
+        "--python",
+        help="interpreter the controller runs pyautogui code with (as OSWorld)",
+    )
+    wait: float = option(
+        600.0,
+        "--wait",
+        type=float,
+        metavar="SECONDS",
+        help="how long an episode's fold waits for another job's writer lock",
+    )
+
+
 __all__ = [
     "DEFAULT_WAREHOUSE",
     "PRICES_HELP",
+    "BeamJobOptions",
+    "CollectOptions",
     "CostOptions",
     "HashOptions",
     "IngestOptions",
     "JobOptions",
+    "JudgeOptions",
     "ReportOptions",
     "ScoreOptions",
     "add_options",

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from deskscore.pipelines.options import IngestOptions, ScoreOptions
+
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"
 
@@ -44,7 +46,9 @@ def deskcraft_archive(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("deskcraft")
     archive, warehouse = root / "archive", root / "warehouse"
     plans = write_archive(archive, task_slice())
-    ingest = run_ingest([str(archive)], str(warehouse), benchmark="deskcraft", workers=1)
-    score = run_score(str(warehouse), max_steps_scoring=15, workers=1)
+    ingest = run_ingest(
+        IngestOptions(str(warehouse), sources=(str(archive),), benchmark="deskcraft", workers=1)
+    )
+    score = run_score(ScoreOptions(str(warehouse), max_steps_scoring=15, workers=1))
     return {"archive": archive, "warehouse": warehouse, "plans": plans,
-            "ingest": ingest.counters, "score": score}  # fmt: skip
+            "ingest": ingest, "score": score}  # fmt: skip

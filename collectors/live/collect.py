@@ -58,22 +58,25 @@ the controller spawns reports its parent)."""
 
 
 class Settings(NamedTuple):
+    """How a collection runs. The first fields are the command's options (their defaults are
+    the `collect` command's, pipelines/options.py); the rest are the collector's own."""
+
     warehouse: str
     benchmark: str
     run_name: str
-    max_steps: int = 15
-    parallel: int = 1
-    osworld_dir: str | None = None
-    settle_s: float = 0.5
+    max_steps: int
+    parallel: int
+    osworld_dir: str | None
+    settle_s: float
     """Pause after an action before the screenshot, so the screen has redrawn."""
+    python: str
+    """The interpreter the controller runs pyautogui code with."""
+    lock_wait_s: float
     wait_s: float = 2.0
     """How long WAIT sleeps (OSWorld: 2 s)."""
     setup_settle_s: float = 0.5
     """Pause after the setup steps before the first screenshot."""
-    python: str = "python"
-    """The interpreter the controller runs pyautogui code with."""
     ready_timeout_s: float = 120.0
-    lock_wait_s: float = 600.0
 
 
 class EpisodeResult(NamedTuple):

@@ -216,6 +216,14 @@ class Warehouse:
         self._unpack(name, partition, file)  # the new file wins; a packed copy would double it
         return target
 
+    def has_file(self, name: str, partition: Mapping[str, str], file: str = "data") -> bool:
+        """Whether the partition holds file `file` of table `name`, in its folder or in a pack
+        (a file with no rows counts, as long as it was written and not yet packed away)."""
+        target = self.partition_dir(name, partition) / f"{_segment(file)}.parquet"
+        if target.is_file():
+            return True
+        return any(_pack_stem(p) == _segment(file) for p, _ in self._packed(name, partition))
+
     def remove(self, name: str, partition: Mapping[str, str], file: str = "data") -> None:
         """Drop one partition file, if present (a run that no longer has rows of this table),
         and the run's rows of that file name from its pack."""
@@ -377,8 +385,10 @@ class Warehouse:
         name: str,
         partition: Mapping[str, str] | None = None,
         columns: Sequence[str] | None = None,
+        file: str | None = None,
     ) -> pa.Table:
-        """All rows of a table (or of one partition), in the table's schema (or just `columns`).
+        """All rows of a table (or of one partition, or of one file name of a partition: a
+        stage's or a score configuration's), in the table's schema (or just `columns`).
 
         A column that a file predates (written under an older schema version) reads as nulls.
         """
@@ -396,6 +406,9 @@ class Warehouse:
         else:
             paths = _data_files(self.partition_dir(name, partition))
             packed = self._packed(name, partition)
+            if file is not None:
+                paths = [p for p in paths if p.stem == _segment(file)]
+                packed = [(p, g) for p, g in packed if _pack_stem(p) == _segment(file)]
         if not paths and not packed:
             return schema.empty_table()
         parts = []

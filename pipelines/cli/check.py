@@ -9,10 +9,15 @@ Three families of findings, each a line a person can act on:
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+from deskscore.pipelines.cli.args import warehouse_arg
+from deskscore.pipelines.cli.common import existing_warehouse
 
 EPISODE_KEYED = (
     "steps", "episode_scores", "loop_spans", "screenshot_refs", "llm_calls", "interactions",
@@ -184,3 +189,21 @@ def check_text(result: CheckResult) -> str:
 
 
 __all__ = ["EPISODE_KEYED", "CheckResult", "check_text", "check_warehouse"]
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "check",
+        help="prove nothing was lost: every source line in a table or quarantine, no orphan rows",
+    )
+    warehouse_arg(p)
+    p.add_argument(
+        "--no-sources", action="store_true", help="do not re-read the archives to re-count lines"
+    )
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+    result = check_warehouse(existing_warehouse(args.warehouse), sources=not args.no_sources)
+    print(check_text(result))
+    return 0 if result.ok else 1

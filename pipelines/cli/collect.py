@@ -13,6 +13,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from deskscore.pipelines.cli.common import UserError
+from deskscore.pipelines.options import CollectOptions, add_options
+
 SECRET_WORDS = ("key", "token", "secret", "password")
 """Option names refused on the command line: secrets come from the environment only."""
 USER_VARS = {
@@ -23,9 +26,6 @@ USER_VARS = {
 
 
 def add_parser(sub: Any) -> None:
-    """The `collect` subcommand's arguments (registered by pipelines/cli.py)."""
-    from deskscore.pipelines.cli.args import warehouse_arg
-
     p = sub.add_parser(
         "collect",
         help="run an agent on real desktops (containers or a running controller) into the warehouse",
@@ -38,98 +38,11 @@ def add_parser(sub: Any) -> None:
             "task's evaluator scores the final state, and --resume continues a killed run."
         ),
     )
-    p.add_argument(
-        "--tasks",
-        help="task configs: a JSON file (a list, or {domain: [...]}) or an OSWorld-style folder "
-        "of <domain>/<id>.json (default: the bundled sandbox tasks)",
-    )
-    p.add_argument(
-        "--agent",
-        required=True,
-        help="scripted:PLAN.json, openai[:MODEL] (endpoint and key from the environment: "
-        "DESKSCORE_AGENT_BASE_URL or OPENAI_BASE_URL, DESKSCORE_AGENT_API_KEY or "
-        "OPENAI_API_KEY), or module:Class (an OSWorld-shaped agent)",
-    )
-    p.add_argument(
-        "--agent-option",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a constructor argument of the agent (repeatable); never a key: keys come from the "
-        "environment",
-    )
-    p.add_argument(
-        "--provider",
-        default="docker",
-        help="docker (the sandbox image; --image for another), host (the sandbox desktop on "
-        "this machine, needs Xvfb), or local (a controller already running at --url)",
-    )
-    p.add_argument("--image", help="docker provider: the image (default: the sandbox image)")
-    p.add_argument("--url", help="local provider: the controller's URL, e.g. http://127.0.0.1:5000")
-    warehouse_arg(p)
-    p.add_argument(
-        "--benchmark",
-        help="benchmark name stored with the run (default: sandbox for the bundled tasks, "
-        "else live)",
-    )
-    p.add_argument(
-        "--run-name",
-        help="the run's name; its id derives from it and the benchmark (default: "
-        "<agent>@<task set>)",
-    )
-    p.add_argument(
-        "--max-steps", type=int, default=15, help="model turns per episode, all phases (default 15)"
-    )
-    p.add_argument(
-        "--parallel", type=int, default=1, help="episodes at once, each on its own desktop"
-    )
-    p.add_argument(
-        "--resume",
-        action="store_true",
-        help="continue the run: skip collected episodes, finish or restart interrupted ones",
-    )
-    p.add_argument(
-        "--osworld-dir",
-        metavar="DIR",
-        help="also write OSWorld-style result folders (traj.jsonl, result.txt, step_N_<ts>.png)",
-    )
-    p.add_argument(
-        "--user",
-        default="scripted",
-        choices=("scripted", "llm"),
-        help="simulated user of interactive tasks: scripted (answers from the phase "
-        "instructions) or llm (an OpenAI-compatible model with DeskCraft's JSON contract: "
-        "--user-endpoint and --user-model, or DESKSCORE_USER_BASE_URL and DESKSCORE_USER_MODEL; "
-        "key from --user-key-env)",
-    )
-    p.add_argument("--user-endpoint", help="llm user: base URL of the API")
-    p.add_argument("--user-model", help="llm user: the model")
-    p.add_argument(
-        "--user-key-env",
-        default="DESKSCORE_USER_API_KEY",
-        metavar="NAME",
-        help="llm user: environment variable holding its API key (default DESKSCORE_USER_API_KEY)",
-    )
-    p.add_argument(
-        "--settle", type=float, default=0.5, help="seconds after an action before its screenshot"
-    )
-    p.add_argument(
-        "--python",
-        default="python",
-        help="interpreter the controller runs pyautogui code with (default python, as OSWorld)",
-    )
-    p.add_argument(
-        "--wait",
-        type=float,
-        default=600.0,
-        metavar="SECONDS",
-        help="how long an episode's fold waits for another job's writer lock (default 600)",
-    )
-    p.set_defaults(handler=cmd_collect)
+    add_options(p, CollectOptions)
+    p.set_defaults(handler=run)
 
 
 def _options(pairs: Sequence[str]) -> dict[str, str]:
-    from deskscore.pipelines.cli.commands import UserError
 
     out: dict[str, str] = {}
     for pair in pairs:
@@ -146,35 +59,33 @@ def _options(pairs: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _provider_spec(args: argparse.Namespace) -> str:
-    from deskscore.pipelines.cli.commands import UserError
+def _provider_spec(o: CollectOptions) -> str:
 
-    kind = args.provider
+    kind = o.provider
     if kind == "local":
-        if not args.url:
+        if not o.url:
             raise UserError("--provider local needs --url http://HOST:PORT of a running controller")
-        return f"local:{args.url}"
-    if kind == "docker" and args.image:
-        return f"docker:{args.image}"
+        return f"local:{o.url}"
+    if kind == "docker" and o.image:
+        return f"docker:{o.image}"
     return kind
 
 
-def _user_factory(args: argparse.Namespace, environ: Mapping[str, str]) -> Any:
+def _user_factory(o: CollectOptions, environ: Mapping[str, str]) -> Any:
     from deskscore.collectors.live.users import make_user
-    from deskscore.pipelines.cli.commands import UserError
 
-    if args.user == "scripted":
+    if o.user == "scripted":
         return lambda task: make_user("scripted", task)
     from deskscore.collectors.chat import ChatClient
 
-    endpoint = args.user_endpoint or environ.get(USER_VARS["base_url"][0])
-    model = args.user_model or environ.get(USER_VARS["model"][0])
+    endpoint = o.user_endpoint or environ.get(USER_VARS["base_url"][0])
+    model = o.user_model or environ.get(USER_VARS["model"][0])
     if not endpoint or not model:
         raise UserError(
             "--user llm needs --user-endpoint and --user-model (or DESKSCORE_USER_BASE_URL and "
             "DESKSCORE_USER_MODEL)"
         )
-    key = environ.get(args.user_key_env) or None
+    key = environ.get(o.user_key_env) or None
     try:
         ChatClient(endpoint, model, key)
     except ValueError as e:
@@ -200,7 +111,8 @@ def _check_image(provider: Any) -> None:
         print(f"removed container {name}, left by a run that no longer runs", file=sys.stderr)
 
 
-def cmd_collect(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+    o = CollectOptions.from_args(args)
     from deskscore.collectors.chat import display_url
     from deskscore.collectors.ids import run_id as make_run_id
     from deskscore.collectors.live.agents import AgentError, agent_label, load_agent
@@ -215,85 +127,84 @@ def cmd_collect(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     from deskscore.collectors.live.record import ScreenshotStore
     from deskscore.collectors.live.tasks import load_tasks
     from deskscore.collectors.warehouse import Warehouse
-    from deskscore.pipelines.cli.commands import UserError
 
     if beam_args:
         raise UserError(f"unknown options {' '.join(beam_args)} (collect does not run in Beam)")
-    if args.max_steps < 1 or args.parallel < 1:
+    if o.max_steps < 1 or o.parallel < 1:
         raise UserError("--max-steps and --parallel must be at least 1")
     environ = dict(os.environ)
     try:
-        task_set = load_tasks(args.tasks)
+        task_set = load_tasks(o.tasks)
     except ValueError as e:
         raise UserError(str(e)) from None
     for problem in task_set.problems:
         print(f"deskscore collect: task left out: {problem}", file=sys.stderr)
     if not task_set.tasks:
         raise UserError("no task to collect")
-    options = _options(args.agent_option)
-    spec = _provider_spec(args)
-    if spec.startswith("local:") and args.parallel > 1:
+    agent_options = _options(o.agent_option)
+    spec = _provider_spec(o)
+    if spec.startswith("local:") and o.parallel > 1:
         raise UserError("--provider local is one desktop: --parallel must be 1")
     try:
-        probe = load_agent(args.agent, options)
+        probe = load_agent(o.agent, agent_options)
         provider = provider_from_spec(spec)
         if getattr(provider, "name", "") == "docker":
             _check_image(provider)
     except (AgentError, ValueError, ProviderError) as e:
         raise UserError(str(e)) from None
-    users = _user_factory(args, environ)
-    label = agent_label(probe, args.agent)
-    benchmark = args.benchmark or ("sandbox" if args.tasks is None else "live")
-    run_name = args.run_name or f"{label}@{task_set.name}"
+    users = _user_factory(o, environ)
+    label = agent_label(probe, o.agent)
+    benchmark = o.benchmark or ("sandbox" if o.tasks is None else "live")
+    run_name = o.run_name or f"{label}@{task_set.name}"
     rid = make_run_id("live", f"{benchmark}/{run_name}")
-    wh = Warehouse(args.warehouse)
+    wh = Warehouse(o.warehouse)
     part = {"benchmark": benchmark, "run_id": rid}
     held = wh.read("episodes", part, columns=["task_id"]).num_rows
-    in_flight = live_episodes(args.warehouse, benchmark, rid)
-    if (held or in_flight) and not args.resume:
+    in_flight = live_episodes(o.warehouse, benchmark, rid)
+    if (held or in_flight) and not o.resume:
         raise UserError(
             f"run {run_name!r} ({rid}) already has {held} collected episode(s)"
             + (f" and {len(in_flight)} interrupted" if in_flight else "")
             + "; pass --resume to continue it, or --run-name NAME to start another run"
         )
     run_args = {
-        "tasks": args.tasks or "(bundled sandbox tasks)",
-        "agent": args.agent,
-        "agent_options": options,
+        "tasks": o.tasks or "(bundled sandbox tasks)",
+        "agent": o.agent,
+        "agent_options": agent_options,
         "provider": display_url(spec.partition(":")[2]) if spec.startswith("local:") else spec,
-        "max_steps": args.max_steps,
-        "user": args.user,
-        "user_model": args.user_model if args.user == "llm" else None,
-        "settle_s": args.settle,
-        "python": args.python,
+        "max_steps": o.max_steps,
+        "user": o.user,
+        "user_model": o.user_model if o.user == "llm" else None,
+        "settle_s": o.settle,
+        "python": o.python,
     }
     row = run_row(
         run_id=rid,
         benchmark=benchmark,
-        source=ScreenshotStore(args.warehouse).uri,
+        source=ScreenshotStore(o.warehouse).uri,
         run_name=run_name,
         agent_label=label,
         model=getattr(probe, "model", None),
         observation_type=str(getattr(probe, "observation_type", "screenshot")),
-        max_steps=args.max_steps,
+        max_steps=o.max_steps,
         args=run_args,
     )
     settings = Settings(
-        warehouse=args.warehouse,
+        warehouse=o.warehouse,
         benchmark=benchmark,
         run_name=run_name,
-        max_steps=args.max_steps,
-        parallel=args.parallel,
-        osworld_dir=args.osworld_dir,
-        settle_s=args.settle,
-        python=args.python,
-        lock_wait_s=args.wait,
+        max_steps=o.max_steps,
+        parallel=o.parallel,
+        osworld_dir=o.osworld_dir,
+        settle_s=o.settle,
+        python=o.python,
+        lock_wait_s=o.wait,
     )
-    if args.osworld_dir:
+    if o.osworld_dir:
         from deskscore.collectors.live.osworld_dir import run_root, write_args
 
         write_args(
-            run_root(args.osworld_dir, label),
+            run_root(o.osworld_dir, label),
             {
                 **run_args,
                 "model": label,
@@ -306,7 +217,7 @@ def cmd_collect(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     labels = {"run_id": rid} if spec.split(":", 1)[0] == "docker" else {}
 
     def make_context() -> Context:
-        agent = first.pop() if first else load_agent(args.agent, options)
+        agent = first.pop() if first else load_agent(o.agent, agent_options)
         return Context(agent, provider_from_spec(spec, **labels), users)
 
     collector = Collector(
@@ -314,7 +225,7 @@ def cmd_collect(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     )
     print(
         f"collecting {len(task_set.tasks)} task(s) of {task_set.name} with {label} on {spec} "
-        f"into {args.warehouse} (benchmark {benchmark}, run {run_name}, id {rid})",
+        f"into {o.warehouse} (benchmark {benchmark}, run {run_name}, id {rid})",
         flush=True,
     )
     try:
@@ -334,4 +245,4 @@ def cmd_collect(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     return 1 if counts.get("failed") else 0
 
 
-__all__ = ["add_parser", "cmd_collect"]
+__all__ = ["add_parser", "run"]

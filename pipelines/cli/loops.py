@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from deskscore.pipelines.cli.output import render
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from deskscore.pipelines.cli.args import warehouse_arg
+from deskscore.pipelines.cli.common import UserError, existing_warehouse
+from deskscore.pipelines.cli.output import FORMATS, render
 
 WORST_EPISODES_SQL = """
 WITH
@@ -79,4 +85,25 @@ def worst_episodes_text(
     return render(headers, out, fmt)
 
 
-__all__ = ["COLUMNS", "WORST_EPISODES_SQL", "worst_episodes_text"]
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("loops", help="list the episodes that loop most, with their loop spans")
+    warehouse_arg(p)
+    p.add_argument("--run", help="only this run id")
+    p.add_argument("--top", type=int, default=10, help="how many episodes (default 10)")
+    p.add_argument("--format", default="table", choices=FORMATS)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+    from deskscore.collectors.warehouse import Warehouse
+
+    root = existing_warehouse(args.warehouse)
+    if not Warehouse(root).files("loop_spans"):  # every scored run has a file, loops or not
+        raise UserError(
+            f"loops are found by scoring: run 'deskscore score --warehouse {root}' first"
+        )
+    print(worst_episodes_text(str(root), run_id=args.run, top=args.top, fmt=args.format))
+    return 0
+
+
+__all__ = ["COLUMNS", "WORST_EPISODES_SQL", "add_parser", "run", "worst_episodes_text"]

@@ -10,6 +10,7 @@ html.escape.
 
 from __future__ import annotations
 
+import argparse
 import base64
 import io
 from collections.abc import Callable, Sequence
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from deskscore.pipelines.cli.columns import LEADERBOARD_COMPACT
+from deskscore.pipelines.cli.common import existing_warehouse
+from deskscore.pipelines.options import ReportOptions, add_options
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 
@@ -679,3 +682,22 @@ def build_report(
 
 
 __all__ = ["CSP", "SECTIONS", "ReportResult", "build_report"]
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "report", help="write one self-contained HTML page of charts and episode drill-downs"
+    )
+    add_options(p, ReportOptions, skip=("wait",))
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+    options = ReportOptions.from_args(args)
+    root = existing_warehouse(options.warehouse)
+    result = build_report(str(root), options.out, run_ids=options.runs or None, png_dir=options.png)
+    print(
+        f"wrote {result.path}: {len(result.figures)} figure(s), {result.n_episodes} episode(s), "
+        f"{result.n_thumbnails} thumbnail(s)" + (f"; PNGs in {options.png}" if options.png else "")
+    )
+    return 0

@@ -72,3 +72,70 @@ def counters(result: Any) -> dict[str, int]:
         value = metric.committed if metric.committed is not None else metric.attempted
         out[name] = out.get(name, 0) + int(value or 0)
     return out
+
+
+ENGINES = ("auto", "beam", "direct")
+"""Where a job's stages run: `beam`, a Beam pipeline (the local runner, or the one --runner
+names); `direct`, this process, no pipeline; `auto`, direct when Beam would run everything in
+this process anyway (one worker, no Beam option given), else beam."""
+
+
+def choose_engine(
+    engine: str, n_elements: int, workers: int | None, beam_args: Sequence[str]
+) -> str:
+    """`engine` resolved to 'beam' or 'direct' (see ENGINES)."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
+    if engine != "auto":
+        return engine
+    if beam_args or local_workers(n_elements, workers) > 1:
+        return "beam"
+    return "direct"
+
+
+def run_direct(stages: Sequence[Any], elements: Sequence[Any]) -> list[Any]:
+    """Each element through every stage in turn, in this process (as a fused Beam chain runs
+    them); returns what the last stage yielded."""
+    from deskscore.pipelines.infra.memory import release
+
+    for stage in stages:
+        stage.setup()
+    out: list[Any] = []
+    try:
+        for element in elements:
+            current = [element]
+            for stage in stages:
+                current = [o for e in current for o in stage.process(e)]
+                release()
+            out.extend(current)
+    finally:
+        for stage in stages:
+            stage.teardown()
+    return out
+
+
+def run_stages(
+    stages: Sequence[Any],
+    elements: Sequence[Any],
+    *,
+    engine: str = "auto",
+    workers: int | None = None,
+    beam_args: Sequence[str] = (),
+) -> str:
+    """Run `elements` through `stages` (see deskscore.pipelines.stages.base) on the engine
+    chosen (see ENGINES); returns the engine used. A failure anywhere raises, after which
+    nothing may be recorded as done: the job's caller records it only after this returns."""
+    if not elements:
+        return "direct"
+    used = choose_engine(engine, len(elements), workers, beam_args)
+    if used == "direct":
+        run_direct(stages, elements)
+        return used
+    import apache_beam as beam
+
+    from deskscore.pipelines.infra.beam_stages import Stages
+
+    p = pipeline(beam_args, parallel=len(elements), workers=workers)
+    _ = p | "Elements" >> beam.Create(list(elements)) | "Stages" >> Stages(stages)
+    p.run().wait_until_finish()
+    return used

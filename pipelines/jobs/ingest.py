@@ -1,19 +1,17 @@
 """`deskscore ingest`: sources -> runs, episodes, steps, llm_calls and quarantine partitions.
 
-Wiring only: which sources need reading (`plan_ingest`), the two Beam stages, then packing
-small files (`Warehouse.compact`).
+Wiring only: which sources need reading (`plan_ingest`), listing them into runs
+(`stages.discover`), the ingest stage per run, recording the sources once every run is
+written (`record_sources`), then packing small files (`Warehouse.compact`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
-import apache_beam as beam
-
-from deskscore.pipelines.infra.runner import counters, pipeline
-from deskscore.pipelines.stages.discover import PROBLEMS_TAG, DiscoverRuns
-from deskscore.pipelines.stages.ingest import IngestRuns, WriteSourceProblems
+from deskscore.pipelines.options import IngestOptions
 
 
 class IngestPlan(NamedTuple):
@@ -25,12 +23,32 @@ class IngestPlan(NamedTuple):
     stamps: dict[str, str | None]
 
 
-class IngestResult(NamedTuple):
-    counters: dict[str, int]
-    files_written: int
+@dataclass(frozen=True)
+class IngestResult:
+    """What an ingest did: the plan, what listing found, and the figures read back from the
+    warehouse once every run was written."""
+
     plan: IngestPlan
-    compacted: int
+    files_seen: int = 0
+    """Files listed in the sources read (not in those skipped as unchanged)."""
+    task_folders: int = 0
+    runs_found: int = 0
+    runs_written: int = 0
+    runs_unchanged: int = 0
+    """Runs re-read whose content hash was unchanged: their files were kept."""
+    runs_gone: int = 0
+    """Runs that vanished from their source while it was read (quarantined; read next time)."""
+    runs_dropped: int = 0
+    """Runs no longer in their source, removed with their scores."""
+    episodes: int = 0
+    steps: int = 0
+    traj_lines: int = 0
+    quarantined: int = 0
+    """Quarantine rows of the sources read (their runs' and their own)."""
+    llm_calls: int = 0
+    compacted: int = 0
     """Small files folded into packs after the run."""
+    engine: str = "direct"
 
 
 def plan_ingest(sources: Sequence[str], warehouse: str, *, force: bool = False) -> IngestPlan:
@@ -88,45 +106,103 @@ def record_sources(warehouse: str, sources: Sequence[str], benchmark: str) -> in
     return dropped
 
 
-def run_ingest(
-    sources: Sequence[str],
-    warehouse: str,
-    *,
-    benchmark: str = "osworld",
-    layout: str | None = None,
-    force: bool = False,
-    compact: bool = True,
-    workers: int | None = None,
-    beam_args: Sequence[str] = (),
-) -> IngestResult:
-    """Ingest `sources` (paths, URLs, globs, @list files) into `warehouse` with Beam and
-    return the run's counters.
+def _stored_hashes(wh: Any, run_ids: set[str]) -> dict[str, str | None]:
+    rows = wh.read("runs", columns=["run_id", "content_hash"]).to_pylist()
+    return {r["run_id"]: r["content_hash"] for r in rows if r["run_id"] in run_ids}
 
-    Unchanged sources are skipped (see `plan_ingest`) unless `force`; within a changed source,
-    a run whose content hash is unchanged keeps its files. Afterwards small files are packed.
-    """
+
+def _figures(wh: Any, run_ids: set[str], source_ids: set[str]) -> dict[str, int]:
+    """What the reconciliation prints, counted in the tables the ingest wrote."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def rows(name: str, columns: list[str], ids: set[str]) -> pa.Table:
+        table = wh.read(name, columns=columns)
+        return table.filter(pc.is_in(table.column("run_id"), value_set=pa.array(sorted(ids))))
+
+    episodes = rows("episodes", ["run_id", "n_lines"], run_ids)
+    return {
+        "episodes": episodes.num_rows,
+        "traj_lines": int(pc.sum(episodes.column("n_lines")).as_py() or 0),
+        "steps": rows("steps", ["run_id"], run_ids).num_rows,
+        "llm_calls": rows("llm_calls", ["run_id"], run_ids).num_rows,
+        "quarantined": rows("quarantine", ["run_id"], run_ids | source_ids).num_rows,
+    }
+
+
+def _gone(wh: Any, work: list[Any]) -> set[str]:
+    """Runs the ingest stage found gone from their source (see IngestStage.run)."""
+    from deskscore.pipelines.stages.ingest import GONE, STAGE
+
+    out = set()
+    for w in work:
+        reasons = wh.read("quarantine", w.partition, columns=["reason"], file=STAGE)
+        if GONE in reasons.column(0).to_pylist():
+            out.add(w.key.run_id)
+    return out
+
+
+def run_ingest(options: IngestOptions) -> IngestResult:
+    """Ingest `options.sources` (paths, URLs, globs, @list files) into the warehouse.
+
+    Unchanged sources are skipped (see `plan_ingest`) unless `force`; within a changed
+    source, a run whose content hash is unchanged keeps its files. Sources are listed here,
+    then each run is read and written by the ingest stage (see `infra.runner.run_stages`);
+    only when every run's tables are there are the sources recorded as ingested. Afterwards
+    small files are packed. Raises ValueError for a bad layout, before anything is read."""
     from deskscore.collectors.archives import expand_sources
+    from deskscore.collectors.ids import source_id
+    from deskscore.collectors.layout import parse_layout
     from deskscore.collectors.warehouse import Warehouse
+    from deskscore.pipelines.infra.runner import run_stages
+    from deskscore.pipelines.jobs.score import check_outputs
+    from deskscore.pipelines.stages.discover import list_source
+    from deskscore.pipelines.stages.ingest import IngestStage, write_source_problems
 
-    plan = plan_ingest(sorted(expand_sources(sources)), warehouse, force=force)
+    if options.layout is not None:
+        parse_layout(options.layout)
+    wh = Warehouse(options.warehouse)
+    plan = plan_ingest(
+        sorted(expand_sources(options.sources)), options.warehouse, force=options.force
+    )
+    if not plan.todo:
+        return IngestResult(plan)
+    listings = [
+        list_source(u, plan.stamps[u], options.benchmark, options.layout) for u in plan.todo
+    ]
+    work = [w for listing in listings for w in listing.runs]
+    run_ids = {w.key.run_id for w in work}
+    before = _stored_hashes(wh, run_ids)
+    for listing in listings:
+        write_source_problems(wh, options.benchmark, source_id(listing.uri), listing.problems)
+    workers = options.workers
     if any(s.startswith("memory://") for s in plan.todo):
         workers = 1  # an in-memory filesystem exists in this process only
-    values: dict[str, int] = {}
-    if plan.todo:
-        p = pipeline(beam_args, parallel=len(plan.todo), workers=workers)
-        found = (
-            p
-            | "Sources" >> beam.Create([(uri, plan.stamps[uri]) for uri in plan.todo])
-            | "DiscoverRuns" >> DiscoverRuns(benchmark, layout)
-        )
-        _ = found.runs | "IngestRuns" >> IngestRuns(warehouse, layout, force)
-        _ = found[PROBLEMS_TAG] | "WriteSourceProblems" >> WriteSourceProblems(warehouse)
-        result = p.run()
-        result.wait_until_finish()
-        values = counters(result)
-        values["runs_dropped"] = record_sources(warehouse, plan.todo, benchmark)
-    values["sources_unchanged"] = len(plan.unchanged)
-    folded = 0
-    if compact and plan.todo:
-        folded = sum(c.files_in for c in Warehouse(warehouse).compact())
-    return IngestResult(values, values.get("files_written", 0), plan, folded)
+    stage = IngestStage(str(wh.root), options.layout, options.force)
+    engine = run_stages(
+        [stage], work, engine=options.engine, workers=workers, beam_args=options.beam_args
+    )
+    check_outputs(wh, [stage], work)
+    after = _stored_hashes(wh, run_ids)
+    gone = _gone(wh, work)
+    unchanged = 0
+    if not options.force:
+        unchanged = sum(1 for r, h in after.items() if r not in gone and before.get(r) == h)
+    dropped = record_sources(options.warehouse, plan.todo, options.benchmark)
+    figures = _figures(wh, run_ids, {source_id(u) for u in plan.todo})
+    compacted = 0
+    if options.compact:
+        compacted = sum(c.files_in for c in wh.compact())
+    return IngestResult(
+        plan,
+        files_seen=sum(listing.n_files for listing in listings),
+        task_folders=sum(listing.n_task_folders for listing in listings),
+        runs_found=len(work),
+        runs_written=len(work) - len(gone) - unchanged,
+        runs_unchanged=unchanged,
+        runs_gone=len(gone),
+        runs_dropped=dropped,
+        compacted=compacted,
+        engine=engine,
+        **figures,
+    )

@@ -28,10 +28,7 @@ holds it.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import sys
 import threading
 from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -39,19 +36,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from deskscore.collectors.chat import (
-    DEFAULT_BACKOFF_S,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TIMEOUT_S,
-    ChatClient,
-    ChatError,
-)
-from deskscore.collectors.image_parts import MAX_SIDE, image_part
+from deskscore.collectors.chat import ChatClient, ChatError
+from deskscore.collectors.image_parts import image_part
 from deskscore.collectors.warehouse import Warehouse
-from deskscore.pipelines.cli.output import FORMATS, render
 from deskscore.pipelines.infra import progress
+from deskscore.pipelines.options import JudgeOptions
 from deskscore.scorers import judge_prompt
-from deskscore.scorers.judge import DEFAULT_K, RULE, check_k, k_consecutive
+from deskscore.scorers.judge import RULE, check_k, k_consecutive
 from deskscore.scorers.judge_prompt import (
     REQUEST_PARAMS,
     InteractionView,
@@ -64,37 +55,14 @@ from deskscore.scorers.judge_prompt import (
 
 SOURCE = "judged"
 """verdicts.source of the rows written here, and their file name in each run's partition."""
-DEFAULT_MAX_SCREENSHOTS = 6
-DEFAULT_CONCURRENCY = 4
 FLUSH_EVERY = 25
 """A run's judge_calls partition is saved after every this many finished episodes."""
-SHOWN_ERRORS = 5
 _STEP_COLUMNS = [
     "domain", "task_id", "step_idx", "step_num", "action_kind", "action_text", "response",
     "screenshot_file", "screenshot_path",
 ]  # fmt: skip
 _EPISODE_COLUMNS = ["domain", "task_id", "instruction", "ended_by", "score"]
 _CallKey = tuple[str, str, str, str, str, int]
-
-
-@dataclass(frozen=True)
-class JudgeConfig:
-    """What a judge run asks for (the API key is not part of it: see `run_judge`)."""
-
-    endpoint: str
-    model: str
-    k: int = DEFAULT_K
-    rounds: int | None = None
-    max_screenshots: int = DEFAULT_MAX_SCREENSHOTS
-    concurrency: int = DEFAULT_CONCURRENCY
-    timeout_s: float = DEFAULT_TIMEOUT_S
-    max_retries: int = DEFAULT_MAX_RETRIES
-    backoff_s: float = DEFAULT_BACKOFF_S
-    max_side: int = MAX_SIDE
-
-    @property
-    def budget(self) -> int:
-        return check_k(self.k, self.rounds)
 
 
 class RunInfo(NamedTuple):
@@ -158,7 +126,7 @@ class JudgeSummary:
 
 
 def _shots(
-    episode: Episode, source: Any, source_problem: str | None, cfg: JudgeConfig
+    episode: Episode, source: Any, source_problem: str | None, cfg: JudgeOptions
 ) -> tuple[list[Shot], list[dict[str, Any]]]:
     """The screenshots to send (evenly spaced, the last included) and those left out, why."""
     from deskscore.collectors.source import SourceError
@@ -191,7 +159,7 @@ def _shots(
 
 def _call_row(
     episode: Episode,
-    cfg: JudgeConfig,
+    cfg: JudgeOptions,
     prompt_hash: str,
     round_no: int,
     n_images: int,
@@ -237,7 +205,7 @@ def _call_row(
 def judge_episode(
     episode: Episode,
     *,
-    cfg: JudgeConfig,
+    cfg: JudgeOptions,
     client: ChatClient,
     cache: dict[_CallKey, dict[str, Any]],
     source: Any,
@@ -490,14 +458,8 @@ class _RunState:
 # --------------------------------------------------------------------------- the job
 
 
-def run_judge(
-    warehouse: str | os.PathLike[str],
-    cfg: JudgeConfig,
-    *,
-    api_key: str | None,
-    run_ids: Sequence[str] | None = None,
-) -> JudgeSummary:
-    """Judge every episode of the warehouse (or of `run_ids`) and write judge_calls and the
+def run_judge(cfg: JudgeOptions, *, api_key: str | None) -> JudgeSummary:
+    """Judge every episode of the warehouse (or of `cfg.runs`) and write judge_calls and the
     judged verdicts, run by run. ValueError for a bad configuration or an unknown run."""
     from deskscore.collectors.source import SourceError, open_source
 
@@ -512,8 +474,8 @@ def run_judge(
         max_retries=cfg.max_retries,
         backoff_s=cfg.backoff_s,
     )
-    wh = Warehouse(warehouse)
-    runs = _runs(wh, run_ids)
+    wh = Warehouse(cfg.warehouse)
+    runs = _runs(wh, cfg.runs)
     instructions = _instructions(wh)
     summary = JudgeSummary()
     stop = threading.Event()
@@ -598,154 +560,4 @@ def run_judge(
     return summary
 
 
-# --------------------------------------------------------------------------- the command
-
-
-SUMMARY_COLUMNS = (
-    "agent", "run", "episodes", "judged", "requests sent", "cache hits", "passed", "failed",
-    "errors", "success %",
-)  # fmt: skip
-
-
-def summary_text(summary: JudgeSummary, cfg: JudgeConfig, fmt: str = "table") -> str:
-    """The aligned per-run table (and a total when there are several runs)."""
-
-    def row(agent: str, run: str, t: Any) -> list[Any]:
-        rate = 100.0 * t.passed / t.judged if t.judged else None
-        return [agent, run, t.episodes, t.judged, t.requests, t.cache_hits, t.passed,
-                t.failed, t.errors, rate]  # fmt: skip
-
-    rows = [row(t.run.agent, t.run.run_id, t) for t in summary.runs]
-    if len(summary.runs) > 1:
-        total = RunTally(RunInfo("", "", "", ""))
-        for name in ("episodes", "judged", "requests", "cache_hits", "passed", "failed", "errors"):
-            setattr(total, name, summary.total(name))
-        rows.append(row("(all)", "", total))
-    title = (
-        f"Judged verdicts ({cfg.model}, k={cfg.k} consecutive passes in at most "
-        f"{cfg.budget} round(s), template {judge_prompt.TEMPLATE_VERSION})"
-    )
-    table = render(list(SUMMARY_COLUMNS), rows, fmt)
-    return table if fmt in {"csv", "json"} else f"{title}\n{table}"
-
-
-def cmd_judge(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
-    from deskscore.collectors.warehouse.lock import WarehouseBusy, writer_lock
-    from deskscore.pipelines.cli.commands import UserError
-
-    root = args.warehouse
-    if not os.path.isdir(root):
-        raise UserError(
-            f"no warehouse at {root}: run 'deskscore ingest SOURCE --warehouse {root}' first"
-        )
-    if beam_args:
-        raise UserError(f"unknown options {' '.join(beam_args)} (judge does not run in Beam)")
-    api_key = os.environ.get(args.api_key_env) or None
-    if api_key is None:
-        print(
-            f"deskscore judge: ${args.api_key_env} is not set: requests go without an "
-            "Authorization header (set it, or name another variable with --api-key-env)",
-            file=sys.stderr,
-        )
-    cfg = JudgeConfig(
-        endpoint=args.endpoint,
-        model=args.model,
-        k=args.k,
-        rounds=args.rounds,
-        max_screenshots=args.max_screenshots,
-        concurrency=args.concurrency,
-        timeout_s=args.timeout,
-        max_retries=args.max_retries,
-    )
-    try:
-        with (
-            writer_lock(root, "judge", args.wait or 0.0),
-            progress.show("judge", ["episodes", "requests", "cache hits"]),
-        ):
-            summary = run_judge(root, cfg, api_key=api_key, run_ids=args.runs)
-    except WarehouseBusy as e:
-        raise UserError(str(e)) from None
-    except ValueError as e:
-        raise UserError(str(e)) from None
-    print(summary_text(summary, cfg, args.format))
-    if summary.errors:
-        shown = summary.errors[:SHOWN_ERRORS]
-        more = len(summary.errors) - len(shown)
-        print(
-            f"deskscore judge: {len(summary.errors)} episode(s) without a verdict:",
-            file=sys.stderr,
-        )
-        for line in shown:
-            print(f"  {line}", file=sys.stderr)
-        if more:
-            print(f"  ... and {more} more", file=sys.stderr)
-        return 1
-    return 0
-
-
-def add_parser(sub: Any) -> None:
-    """The `judge` subcommand's arguments (registered by pipelines/cli.py)."""
-    from deskscore.pipelines.cli.args import wait_arg, warehouse_arg
-
-    p = sub.add_parser(
-        "judge",
-        help="judge every episode with an LLM (OpenAI-compatible endpoint), k consecutive passes",
-        description=(
-            "Send each episode (instruction, actions and reasoning, a few screenshots) to an "
-            "OpenAI-compatible chat-completions endpoint and write verdicts (source judged): an "
-            "episode passes only if the judge passes it in k consecutive rounds. Every round is "
-            "cached in judge_calls by (episode, model, prompt hash, round): a re-run with the "
-            "same inputs sends no request."
-        ),
-    )
-    warehouse_arg(p)
-    p.add_argument(
-        "--endpoint",
-        required=True,
-        help="base URL of the API, e.g. https://api.openai.com/v1 (POST <endpoint>/chat/completions)",
-    )
-    p.add_argument("--model", required=True, help="the judge model, as the endpoint names it")
-    p.add_argument(
-        "--k", type=int, default=DEFAULT_K, help="consecutive passing rounds needed (default 2)"
-    )
-    p.add_argument(
-        "--rounds", type=int, help="most rounds played per episode (default: k; must be >= k)"
-    )
-    p.add_argument(
-        "--max-screenshots",
-        type=int,
-        default=DEFAULT_MAX_SCREENSHOTS,
-        help=f"screenshots sent per episode, evenly spaced, the last included (default {DEFAULT_MAX_SCREENSHOTS})",
-    )
-    p.add_argument("--run", action="append", dest="runs", help="only this run id (repeatable)")
-    p.add_argument(
-        "--api-key-env",
-        default="OPENAI_API_KEY",
-        metavar="NAME",
-        help="environment variable holding the API key (default OPENAI_API_KEY)",
-    )
-    p.add_argument(
-        "--concurrency",
-        type=int,
-        default=DEFAULT_CONCURRENCY,
-        help=f"requests in flight at once (default {DEFAULT_CONCURRENCY})",
-    )
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT_S,
-        metavar="SECONDS",
-        help=f"seconds to wait for one reply (default {DEFAULT_TIMEOUT_S:.0f})",
-    )
-    p.add_argument(
-        "--max-retries",
-        type=int,
-        default=DEFAULT_MAX_RETRIES,
-        help=f"retries of a request after 429, 5xx or a network failure (default {DEFAULT_MAX_RETRIES})",
-    )
-    wait_arg(p)
-    p.add_argument("--format", default="table", choices=FORMATS)
-    p.set_defaults(handler=cmd_judge)
-
-
-__all__ = ["JudgeConfig", "JudgeSummary", "add_parser", "cmd_judge", "judge_episode", "run_judge"]
+__all__ = ["JudgeSummary", "RunTally", "judge_episode", "run_judge"]

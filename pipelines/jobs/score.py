@@ -1,19 +1,30 @@
-"""`deskscore score`: every ingested run scored against one human data version and budget."""
+"""`deskscore score`: every ingested run scored under one configuration, with its verdicts,
+loops and costs.
+
+Wiring only: what the job is given (human references, task facts, prices) is loaded once,
+before anything runs; runs whose inputs are unchanged since they were last scored this way
+are skipped (`score_inputs`); the rest go through the per-run stages (scores, verdicts,
+loops, costs); only when every stage's files are there is the job recorded as done, and the
+figures it prints are read back from what was written.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import apache_beam as beam
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from deskscore.collectors.warehouse import Warehouse
-from deskscore.pipelines.infra.runner import counters, pipeline
-from deskscore.pipelines.jobs.score_inputs import inputs_digests, record, stale
-from deskscore.pipelines.jobs.task_facts import ensure_deskcraft_tasks, facts_by_benchmark
-from deskscore.pipelines.stages.costs import ComputeCosts
-from deskscore.pipelines.stages.loops import DetectLoops
-from deskscore.pipelines.stages.scores import ScoreConfig, ScoreRuns
-from deskscore.pipelines.stages.verdicts import ComputeVerdicts
+from deskscore.pipelines.options import ScoreOptions
+from deskscore.pipelines.stages.base import RunKey, RunStage
+from deskscore.scorers.config import ScoreConfig
+
+if TYPE_CHECKING:
+    from deskscore.scorers.cost import PriceTable
+
+
+class IncompleteJob(RuntimeError):
+    """A job's pipeline finished but some run lacks a stage's output: nothing is recorded as
+    done, so the next run of the job computes it again."""
 
 
 def human_refs(
@@ -89,71 +100,157 @@ def human_by_instruction(warehouse: Warehouse, version: str) -> list[tuple[str, 
     return out
 
 
-def run_score(
-    warehouse_root: str,
-    *,
-    human_version: str = "verified",
-    max_steps_scoring: int = 15,
-    compat: str = "deskscore",
-    human_path: str | None = None,
-    run_ids: Sequence[str] | None = None,
-    loops: bool = True,
-    costs: bool = True,
-    prices: str | None = None,
-    deskcraft_tasks: str | None = None,
-    force: bool = False,
-    compact: bool = True,
-    workers: int | None = None,
-    beam_args: Sequence[str] = (),
-) -> dict[str, int]:
-    """Score every run (or `run_ids`) of the warehouse, and in the same pipeline find its loops
-    (`loop_spans`) and price its model calls (`llm_call_costs`, `episode_costs`, `run_costs`,
-    with the bundled price table overridden by the `prices` file); returns the counters.
-    Its `verdicts` stage writes each episode's archived verdict and the rules the archive lets
-    it recompute. DeskCraft tasks (levels, modes) are read from `deskcraft_tasks` (an
-    evaluation_examples folder) or, when the warehouse has none, from the bundled figures.
-    Runs whose inputs are unchanged since they were last scored with this configuration are
-    skipped (see `score_inputs`) unless `force`; afterwards small files are packed.
-    Raises PriceError for a bad price file, before anything is written."""
+@dataclass(frozen=True)
+class ScoreResult:
+    """What a score job did, read back from the warehouse after it finished."""
+
+    runs_scored: int = 0
+    runs_unchanged: int = 0
+    episodes_scored: int = 0
+    calls_priced: int = 0
+    calls_unpriced: int = 0
+    verdicts_archived: int = 0
+    verdicts_recomputed: int = 0
+    verdicts_disagree: int = 0
+    engine: str = "direct"
+
+
+@dataclass(frozen=True)
+class ScoreInputs:
+    """Everything a score job is given besides the runs, loaded once before anything runs:
+    its digest (with each run's content) says whether a run's figures are still current."""
+
+    config: ScoreConfig
+    human: list[tuple[str, str, int, int]]
+    human_by_instruction: list[tuple[str, str, int, int]]
+    facts: dict[str, Any]
+    loops: bool
+    prices: PriceTable | None
+
+    def digest_parts(self) -> tuple[Any, ...]:
+        """What `score_inputs` digests, as values with a stable repr."""
+        return (
+            self.config,
+            self.human,
+            self.human_by_instruction,
+            sorted(self.facts.items()),
+            self.loops,
+            self.prices,
+        )
+
+    def stages(self, warehouse: str) -> list[RunStage]:
+        """The per-run stages of the job, in order."""
+        from deskscore.pipelines.stages.costs import CostsStage
+        from deskscore.pipelines.stages.loops import LoopsStage
+        from deskscore.pipelines.stages.scores import ScoresStage
+        from deskscore.pipelines.stages.verdicts import VerdictsStage
+
+        stages: list[RunStage] = [
+            ScoresStage(warehouse, self.config, self.human, self.human_by_instruction),
+            VerdictsStage(warehouse, self.facts),
+        ]
+        if self.loops:
+            stages.append(LoopsStage(warehouse))
+        if self.prices is not None:
+            stages.append(CostsStage(warehouse, self.prices))
+        return stages
+
+
+def load_inputs(
+    options: ScoreOptions, wh: Warehouse, keys: list[RunKey], prices: PriceTable | None
+) -> ScoreInputs:
+    """What the job is given, read once (`prices`: the loaded price table, None without costs)."""
+    from deskscore.pipelines.jobs.task_facts import facts_by_benchmark
+
+    config = options.config
+    return ScoreInputs(
+        config=config,
+        human=human_refs(wh, config.human_version, options.human_path),
+        human_by_instruction=(
+            human_by_instruction(wh, config.human_version)
+            if any(k.format == "uitars" for k in keys)
+            else []
+        ),
+        facts=facts_by_benchmark(wh, [k[:3] for k in keys], config.human_version),
+        loops=options.loops,
+        prices=prices,
+    )
+
+
+def check_outputs(wh: Warehouse, stages: list[RunStage], keys: list[RunKey]) -> None:
+    """Raise IncompleteJob naming the runs that lack an output of a stage."""
+    gaps = [(k.run_id, m) for k in keys for s in stages for m in s.missing(wh, k)]
+    if gaps:
+        listed = ", ".join(f"{run} ({what})" for run, what in gaps[:5])
+        raise IncompleteJob(
+            f"{len(gaps)} output file(s) missing after the pipeline finished: {listed}"
+            + (" ..." if len(gaps) > 5 else "")
+            + "; nothing was recorded as done: run the job again"
+        )
+
+
+def _figures(wh: Warehouse, keys: list[RunKey], options: ScoreOptions) -> dict[str, int]:
+    """The figures `score` prints, counted in the files the job wrote."""
+    from deskscore.scorers.verdicts import ARCHIVED, RECOMPUTED
+
+    out = dict.fromkeys(
+        ("episodes_scored", "calls_priced", "calls_unpriced", "verdicts_archived",
+         "verdicts_recomputed", "verdicts_disagree"),
+        0,
+    )  # fmt: skip
+    for key in keys:
+        part = key.partition
+        out["episodes_scored"] += wh.read(
+            "episode_scores", part, columns=["run_id"], file=options.config.file
+        ).num_rows
+        for v in wh.read("verdicts", part, columns=["source", "agrees_with_archived"]).to_pylist():
+            if v["source"] == ARCHIVED:
+                out["verdicts_archived"] += 1
+            elif v["source"] == RECOMPUTED:
+                out["verdicts_recomputed"] += 1
+                out["verdicts_disagree"] += v["agrees_with_archived"] is False
+        if options.costs:
+            costs = wh.read("llm_call_costs", part, columns=["cost_usd"]).column(0)
+            out["calls_unpriced"] += costs.null_count
+            out["calls_priced"] += len(costs) - costs.null_count
+    return out
+
+
+def run_score(options: ScoreOptions) -> ScoreResult:
+    """Score every run of the warehouse (or `options.runs`) under `options.config`, and in the
+    same job recompute its verdicts, find its loops (`loop_spans`) and price its model calls
+    (`llm_call_costs`, `episode_costs`, `run_costs`; the bundled price table overridden by
+    `options.prices`). DeskCraft tasks (levels, modes) are read from `options.deskcraft_tasks`
+    (an evaluation_examples folder) or, when the warehouse has none, from the bundled figures.
+    Runs whose inputs are unchanged since they were last scored this way are skipped (see
+    `score_inputs`) unless `options.force`; afterwards small files are packed. Raises
+    PriceError for a bad price file, before anything is written."""
+    from deskscore.pipelines.infra.runner import run_stages
+    from deskscore.pipelines.jobs.score_inputs import inputs_digests, record, stale
+    from deskscore.pipelines.jobs.task_facts import ensure_deskcraft_tasks
+    from deskscore.pipelines.stages.base import run_keys
     from deskscore.scorers.cost import load_prices
 
-    table = load_prices(prices) if costs else None
-    wh = Warehouse(warehouse_root)
-    human = human_refs(wh, human_version, human_path)
-    runs = wh.read("runs").select(["benchmark", "run_id", "format"]).to_pylist()
-    keys = sorted(
-        {
-            (r["benchmark"], r["run_id"], r["format"])
-            for r in runs
-            if not run_ids or r["run_id"] in run_ids
-        }
-    )
-    if deskcraft_tasks or any("deskcraft" in (k[0], k[2]) for k in keys):
-        ensure_deskcraft_tasks(wh, deskcraft_tasks)  # levels, modes and flags for the marts
+    prices = load_prices(options.prices) if options.costs else None  # fails before any write
+    wh = Warehouse(options.warehouse)
+    keys = run_keys(wh, options.runs)
+    if options.deskcraft_tasks or any("deskcraft" in (k.benchmark, k.format) for k in keys):
+        ensure_deskcraft_tasks(wh, options.deskcraft_tasks)  # levels, modes and flags for marts
     if not keys:
-        return {"runs_scored": 0}
-    config = ScoreConfig(human_version, max_steps_scoring, compat)
-    by_instruction = (
-        human_by_instruction(wh, human_version) if any(k[2] == "uitars" for k in keys) else []
-    )
-    facts = facts_by_benchmark(wh, keys, human_version)
-    given = (config, human, by_instruction, sorted(facts.items()), loops, table)
-    digests = inputs_digests(wh, keys, given)
-    todo = stale(wh, keys, digests, config, force)
+        return ScoreResult()
+    inputs = load_inputs(options, wh, keys, prices)
+    digests = inputs_digests(wh, keys, inputs.digest_parts())
+    todo = stale(wh, keys, digests, options.config, options.force)
     skipped = len(keys) - len(todo)
     if not todo:
-        return {"runs_scored": 0, "runs_unchanged": skipped}
-    p = pipeline(beam_args, parallel=len(todo), workers=workers)
-    runs = p | "Runs" >> beam.Create(todo)
-    _ = runs | "ScoreRuns" >> ScoreRuns(str(wh.root), human, config, by_instruction)
-    _ = runs | "ComputeVerdicts" >> ComputeVerdicts(str(wh.root), facts)
-    if loops:
-        _ = runs | "DetectLoops" >> DetectLoops(str(wh.root))
-    if table is not None:
-        _ = runs | "ComputeCosts" >> ComputeCosts(str(wh.root), table)
-    result = p.run()
-    result.wait_until_finish()
-    record(wh, todo, digests, config)
-    if compact:
+        return ScoreResult(runs_unchanged=skipped)
+    stages = inputs.stages(str(wh.root))
+    engine = run_stages(
+        stages, todo, engine=options.engine, workers=options.workers, beam_args=options.beam_args
+    )
+    check_outputs(wh, stages, todo)
+    record(wh, todo, digests, options.config)
+    figures = _figures(wh, todo, options)
+    if options.compact:
         wh.compact()
-    return {**counters(result), "runs_unchanged": skipped}
+    return ScoreResult(runs_scored=len(todo), runs_unchanged=skipped, engine=engine, **figures)

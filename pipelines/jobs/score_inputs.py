@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from deskscore.scorers.config import ScoreConfig
 
 SCORE_VERSION = 1
 """Bumped whenever a scorer's figures for the same inputs change, so old figures are redone."""
@@ -59,21 +62,27 @@ def inputs_digests(wh: Any, keys: Sequence[tuple], given: Sequence[Any]) -> dict
 
 
 def stale(
-    wh: Any, keys: Sequence[tuple], digests: dict[str, str | None], config: Any, force: bool
+    wh: Any,
+    keys: Sequence[tuple],
+    digests: dict[str, str | None],
+    config: ScoreConfig,
+    force: bool,
 ) -> list[tuple]:
     """The keys whose last finished score with `config` was computed from other inputs, or
     that have none."""
     stored: dict[str, str | None] = {}
     if not force:
         for r in wh.read("score_inputs").to_pylist():
-            if (r["human_version"], r["max_steps_scoring"], r["compat"]) == tuple(config):
+            if (r["human_version"], r["max_steps_scoring"], r["compat"]) == config.key():
                 stored[r["run_id"]] = r["inputs_digest"]
     return [
         k for k in keys if force or digests.get(k[1]) is None or stored.get(k[1]) != digests[k[1]]
     ]
 
 
-def record(wh: Any, keys: Sequence[tuple], digests: dict[str, str | None], config: Any) -> None:
+def record(
+    wh: Any, keys: Sequence[tuple], digests: dict[str, str | None], config: ScoreConfig
+) -> None:
     """After the whole score job succeeded: remember the digests its runs were scored from."""
     rows = {
         (r["run_id"], r["human_version"], r["max_steps_scoring"], r["compat"]): r
@@ -82,12 +91,12 @@ def record(wh: Any, keys: Sequence[tuple], digests: dict[str, str | None], confi
     for benchmark, run_id, *_ in keys:
         if digests.get(run_id) is None:
             continue
-        rows[(run_id, *config)] = {
+        rows[(run_id, *config.key())] = {
             "run_id": run_id,
             "benchmark": benchmark,
-            "human_version": config[0],
-            "max_steps_scoring": config[1],
-            "compat": config[2],
+            "human_version": config.human_version,
+            "max_steps_scoring": config.max_steps_scoring,
+            "compat": config.compat,
             "inputs_digest": digests[run_id],
         }
     wh.write("score_inputs", [rows[k] for k in sorted(rows)], {})

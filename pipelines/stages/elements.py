@@ -1,20 +1,24 @@
-"""The elements that flow between ingest stages: small, picklable, keyed by run."""
+"""The elements ingest hands its stage: small, picklable, keyed by run."""
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
+
+from deskscore.pipelines.stages.base import RunKey
 
 
 class RunWork(NamedTuple):
     """A run found in a source: where to find it again. It carries no task list, so a release
     of hundreds of runs is a few hundred small elements, and a worker reads one run at a time."""
 
-    run_id: str
-    benchmark: str
-    source: str
+    key: RunKey
     run_path: str
-    format: str
     source_stamp: str | None
+    """The source's stamp when the ingest was planned (before it was opened)."""
+
+    @property
+    def partition(self) -> dict[str, str]:
+        return self.key.partition
 
 
 class TaskWork(NamedTuple):
@@ -29,9 +33,14 @@ class TaskWork(NamedTuple):
     reported: dict[str, Any] | None
 
 
-class SourceProblem(NamedTuple):
-    """Something about a whole source (unreadable archive, unsafe member) that belongs to no run."""
+class SourceListing(NamedTuple):
+    """What listing one source found: its runs, how many files it holds, and the problems
+    that belong to the source rather than to a run (unreadable archive, unsafe member, no task
+    folder)."""
 
-    run_id: str
-    benchmark: str
-    quarantine: list[dict[str, Any]]
+    uri: str
+    n_files: int
+    n_task_folders: int
+    runs: list[RunWork]
+    problems: list[dict[str, Any]]
+    """Quarantine rows of the source's own partition (run_id = the source's id)."""

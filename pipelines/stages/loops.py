@@ -13,14 +13,9 @@ whatever an earlier detector wrote and gives the same bytes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-import apache_beam as beam
-from apache_beam.metrics import Metrics
-
-from deskscore.pipelines.infra import progress
-from deskscore.pipelines.infra.memory import per_run
+from deskscore.pipelines.stages.base import RunKey, RunStage
 from deskscore.scorers.loops import EPISODE_COLUMNS, STEP_COLUMNS, LoopParams
 
 if TYPE_CHECKING:
@@ -102,69 +97,24 @@ def detect_run(wh: Warehouse, benchmark: str, run_id: str, params: LoopParams) -
     return spans_table(spans), looping
 
 
-class DetectLoopsFn(beam.DoFn):
-    """(benchmark, run_id, ...) -> path of the run's loop_spans file."""
+class LoopsStage(RunStage):
+    """A run's steps (with their screenshots' phashes, where known) -> its loop_spans file."""
 
-    def __init__(self, warehouse: str, params: LoopParams) -> None:
-        self.warehouse = warehouse
-        self.params = params
-        self.runs = Metrics.counter("loops", "loop_runs")
-        self.spans = Metrics.counter("loops", "loop_spans")
-        self.looping = Metrics.counter("loops", "looping_steps")
+    label = "loops"
+    writes = ("loop_spans",)
+
+    def __init__(self, warehouse: str, params: LoopParams | None = None) -> None:
+        super().__init__(warehouse)
+        self.params = params or LoopParams()
 
     def setup(self) -> None:
         import polars  # noqa: F401  (heavy imports once per worker, not per run)
 
-        from deskscore.collectors.warehouse import Warehouse
+        super().setup()
 
-        self._wh = Warehouse(self.warehouse)
-
-    @per_run
-    def process(self, key: Sequence[str]) -> Iterator[str]:
-        benchmark, run_id = key[0], key[1]
-        table, looping = detect_run(self._wh, benchmark, run_id, self.params)
-        part = {"benchmark": benchmark, "run_id": run_id}
-        self.runs.inc()
-        self.spans.inc(table.num_rows)
-        self.looping.inc(looping)
-        progress.tick("loops")
-        yield str(self._wh.write("loop_spans", table, part, file="data"))
+    def run(self, key: RunKey) -> None:
+        table, _ = detect_run(self.wh, key.benchmark, key.run_id, self.params)
+        self.wh.write("loop_spans", table, key.partition, file="data")
 
 
-class DetectLoops(beam.PTransform):
-    """Run keys (tuples starting with benchmark, run_id) -> loop_spans files written."""
-
-    def __init__(self, warehouse: str, params: LoopParams | None = None) -> None:
-        super().__init__()
-        self.fn = DetectLoopsFn(warehouse, params or LoopParams())
-
-    def expand(self, runs: beam.PCollection) -> beam.PCollection:
-        return runs | "Spread" >> beam.Reshuffle() | "Detect" >> beam.ParDo(self.fn)
-
-
-def run_loops(
-    warehouse_root: str,
-    *,
-    run_ids: Sequence[str] | None = None,
-    params: LoopParams | None = None,
-    beam_args: Sequence[str] = (),
-) -> dict[str, int]:
-    """Detect loops in every run (or `run_ids`) of the warehouse; returns the counters."""
-    from deskscore.collectors.warehouse import Warehouse
-    from deskscore.pipelines.infra.runner import counters, pipeline
-
-    wh = Warehouse(warehouse_root)
-    runs = wh.read("runs").select(["benchmark", "run_id"]).to_pylist()
-    keys = sorted(
-        {(r["benchmark"], r["run_id"]) for r in runs if not run_ids or r["run_id"] in run_ids}
-    )
-    if not keys:
-        return {"loop_runs": 0}
-    p = pipeline(beam_args)
-    _ = p | "Runs" >> beam.Create(keys) | "DetectLoops" >> DetectLoops(str(wh.root), params)
-    result = p.run()
-    result.wait_until_finish()
-    return counters(result)
-
-
-__all__ = ["DetectLoops", "DetectLoopsFn", "detect_run", "run_frames", "run_loops", "spans_table"]
+__all__ = ["LoopsStage", "detect_run", "run_frames", "spans_table"]

@@ -54,17 +54,18 @@ def read_run(source: Any, run: Any, work: RunWork) -> RunRead:
     from deskscore.collectors.run_meta import read_run_meta
     from deskscore.schemas import SCHEMA_VERSION
 
+    key = work.key
     digesting = DigestingSource(source)
-    meta = read_run_meta(digesting, run, run_id=work.run_id, benchmark=work.benchmark)
+    meta = read_run_meta(digesting, run, run_id=key.run_id, benchmark=key.benchmark)
     episodes = [
         read_task(
             digesting,
             TaskWork(
-                work.source,
-                work.benchmark,
-                work.run_id,
+                key.source,
+                key.benchmark,
+                key.run_id,
                 work.run_path,
-                work.format,
+                key.format,
                 task,
                 meta.reported.get((task.domain, task.task_id)),
             ),
@@ -75,7 +76,7 @@ def read_run(source: Any, run: Any, work: RunWork) -> RunRead:
     row = dict(meta.run)
     row["source_stamp"] = work.source_stamp
     row["content_hash"] = digesting.digest(
-        f"ingest {SCHEMA_VERSION}.{INGEST_VERSION}", work.benchmark, work.format
+        f"ingest {SCHEMA_VERSION}.{INGEST_VERSION}", key.benchmark, key.format
     )
     return RunRead(row, episodes, list(meta.quarantine))
 

@@ -1,89 +1,58 @@
-"""The scoring stage: each run's episodes -> episode_scores and run_scores partitions."""
+"""The scoring stage: a run's episodes -> its episode_scores and run_scores files.
+
+The maths is `deskscore.scorers.run.score_run`, the same function `score.py` calls; this stage
+only reads the run's episodes and writes the two files of the configuration being scored.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import Any
 
-import apache_beam as beam
-from apache_beam.metrics import Metrics
+from deskscore.pipelines.stages.base import RunKey, RunStage
+from deskscore.scorers.config import ScoreConfig
 
-from deskscore.pipelines.infra import progress
-from deskscore.pipelines.infra.memory import per_run
-
-
-class ScoreConfig(NamedTuple):
-    human_version: str
-    max_steps_scoring: int
-    compat: str
-
-    @property
-    def file(self) -> str:
-        """One file per configuration inside a run's partition, so configurations coexist."""
-        return f"{self.human_version}-s{self.max_steps_scoring}-{self.compat}"
+HumanRefs = Sequence[tuple[str, str, int, int]]
+"""(domain, task_id, single_steps, grouped_steps) per human task, in the order sums run."""
 
 
-class ScoreRunFn(beam.DoFn):
-    """(benchmark, run_id) -> paths of the written score files."""
-
-    def __init__(
-        self,
-        warehouse: str,
-        human: Sequence[tuple[str, str, int, int]],
-        config: ScoreConfig,
-        human_by_instruction: Sequence[tuple[str, str, int, int]] = (),
-    ) -> None:
-        self.warehouse = warehouse
-        self.human = list(human)
-        self.human_by_instruction = list(human_by_instruction)
-        self.config = config
-        self.scored = Metrics.counter("score", "runs_scored")
-        self.episodes = Metrics.counter("score", "episodes_scored")
-
-    def setup(self) -> None:
-        from deskscore.collectors.warehouse import Warehouse
-
-        self._wh = Warehouse(self.warehouse)
-
-    @per_run
-    def process(self, key: tuple[str, str, str]) -> Iterator[str]:
-        from deskscore.scorers.run import score_run
-
-        benchmark, run_id, run_format = key[:3]
-        part = {"benchmark": benchmark, "run_id": run_id}
-        episodes: list[dict[str, Any]] = self._wh.read("episodes", part).to_pylist()
-        episode_rows, run_row = score_run(
-            episodes,
-            self.human_by_instruction if run_format == "uitars" else self.human,
-            run_id=run_id,
-            benchmark=benchmark,
-            human_version=self.config.human_version,
-            max_steps_scoring=self.config.max_steps_scoring,
-            compat=self.config.compat,
-        )
-        self.scored.inc()
-        progress.tick("runs scored")
-        self.episodes.inc(len(episode_rows))
-        yield str(self._wh.write("episode_scores", episode_rows, part, file=self.config.file))
-        yield str(self._wh.write("run_scores", [run_row], part, file=self.config.file))
-
-
-class ScoreRuns(beam.PTransform):
-    """(benchmark, run_id, format) keys -> score files written.
+class ScoresStage(RunStage):
+    """Score each run against the human references, under one configuration.
 
     UI-TARS submissions name tasks by instruction, not id: they are scored against
     `human_by_instruction`, ('uitars', instruction, single, grouped) rows.
     """
 
+    label = "runs scored"
+    writes = ("episode_scores", "run_scores")
+
+    def outputs(self) -> list[tuple[str, str]]:
+        return [(name, self.config.file) for name in self.writes]
+
     def __init__(
         self,
         warehouse: str,
-        human: Sequence[tuple[str, str, int, int]],
         config: ScoreConfig,
-        human_by_instruction: Sequence[tuple[str, str, int, int]] = (),
+        human: HumanRefs,
+        human_by_instruction: HumanRefs = (),
     ) -> None:
-        super().__init__()
-        self.fn = ScoreRunFn(warehouse, human, config, human_by_instruction)
+        super().__init__(warehouse)
+        self.config = config
+        self.human = list(human)
+        self.human_by_instruction = list(human_by_instruction)
 
-    def expand(self, runs: beam.PCollection) -> beam.PCollection:
-        return runs | "Spread" >> beam.Reshuffle() | "Score" >> beam.ParDo(self.fn)
+    def run(self, key: RunKey) -> None:
+        from deskscore.scorers.run import score_run
+
+        episodes: list[dict[str, Any]] = self.wh.read("episodes", key.partition).to_pylist()
+        episode_rows, run_row = score_run(
+            episodes,
+            self.human_by_instruction if key.format == "uitars" else self.human,
+            run_id=key.run_id,
+            benchmark=key.benchmark,
+            human_version=self.config.human_version,
+            max_steps_scoring=self.config.max_steps_scoring,
+            compat=self.config.compat,
+        )
+        self.wh.write("episode_scores", episode_rows, key.partition, file=self.config.file)
+        self.wh.write("run_scores", [run_row], key.partition, file=self.config.file)

@@ -8,14 +8,10 @@ executed step of each, and writes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-import apache_beam as beam
-from apache_beam.metrics import Metrics
-
-from deskscore.pipelines.infra import progress
-from deskscore.pipelines.infra.memory import per_run
+from deskscore.pipelines.stages.base import RunKey, RunStage
 
 _STEP_COLUMNS = ["domain", "task_id", "step_idx", "action_kind", "info_json"]
 
@@ -24,24 +20,25 @@ def _family(benchmark: str, fmt: str) -> str:
     return "deskcraft" if benchmark == "deskcraft" or fmt == "deskcraft" else "osworld"
 
 
-class VerdictsFn(beam.DoFn):
-    """(benchmark, run_id, format, ...) -> paths of the run's verdict files."""
+class VerdictsStage(RunStage):
+    """A run's episodes and last executed steps -> its archived and recomputed verdict files.
+
+    `facts` holds, per task family, each task's (infeasible, conj) as the task index has them.
+    """
+
+    label = "verdicts"
+    writes = ("verdicts",)
+
+    def outputs(self) -> list[tuple[str, str]]:
+        from deskscore.scorers.verdicts import ARCHIVED, RECOMPUTED
+
+        return [("verdicts", ARCHIVED), ("verdicts", RECOMPUTED)]
 
     def __init__(self, warehouse: str, facts: Mapping[str, Mapping[tuple[str, str], Any]]) -> None:
-        self.warehouse = warehouse
+        super().__init__(warehouse)
         self.facts = {k: dict(v) for k, v in facts.items()}
-        self.archived = Metrics.counter("verdicts", "verdicts_archived")
-        self.recomputed = Metrics.counter("verdicts", "verdicts_recomputed")
-        self.disagree = Metrics.counter("verdicts", "verdicts_disagree")
 
-    def setup(self) -> None:
-        from deskscore.collectors.warehouse import Warehouse
-
-        self._wh = Warehouse(self.warehouse)
-
-    @per_run
-    def process(self, key: tuple[str, ...]) -> Iterator[str]:
-        """key: (benchmark, run_id, format[, ...])."""
+    def run(self, key: RunKey) -> None:
         from deskscore.scorers.verdicts import (
             ARCHIVED,
             RECOMPUTED,
@@ -49,13 +46,12 @@ class VerdictsFn(beam.DoFn):
             last_action_is_fail,
         )
 
-        benchmark, run_id, fmt = key[:3]
-        part = {"benchmark": benchmark, "run_id": run_id}
-        episodes = self._wh.read("episodes", part).to_pylist()
+        part = key.partition
+        episodes = self.wh.read("episodes", part).to_pylist()
         steps: dict[tuple[str, str], list[dict]] = {}
-        for s in self._wh.read("steps", part, columns=_STEP_COLUMNS).to_pylist():
+        for s in self.wh.read("steps", part, columns=_STEP_COLUMNS).to_pylist():
             steps.setdefault((s["domain"], s["task_id"]), []).append(s)
-        facts = self.facts.get(_family(benchmark, fmt), {})
+        facts = self.facts.get(_family(key.benchmark, key.format), {})
         rows: list[dict[str, Any]] = []
         for ep in sorted(episodes, key=lambda e: (e["domain"], e["task_id"])):
             ep_steps = sorted(
@@ -70,25 +66,8 @@ class VerdictsFn(beam.DoFn):
                     task_conj=fact[1] if fact is not None else None,
                 )
             )
-        by_source = {ARCHIVED: [], RECOMPUTED: []}
+        by_source: dict[str, list[dict[str, Any]]] = {ARCHIVED: [], RECOMPUTED: []}
         for r in rows:
             by_source[r["source"]].append(r)
-        self.archived.inc(len(by_source[ARCHIVED]))
-        self.recomputed.inc(len(by_source[RECOMPUTED]))
-        self.disagree.inc(
-            sum(1 for r in by_source[RECOMPUTED] if r["agrees_with_archived"] is False)
-        )
-        progress.tick("verdicts")
         for source, items in by_source.items():
-            yield str(self._wh.write("verdicts", items, part, file=source))
-
-
-class ComputeVerdicts(beam.PTransform):
-    """(benchmark, run_id, format, ...) keys -> verdict files written (archived, recomputed)."""
-
-    def __init__(self, warehouse: str, facts: Mapping[str, Mapping[tuple[str, str], Any]]) -> None:
-        super().__init__()
-        self.fn = VerdictsFn(warehouse, facts)
-
-    def expand(self, runs: beam.PCollection) -> beam.PCollection:
-        return runs | "Spread" >> beam.Reshuffle() | "Verdicts" >> beam.ParDo(self.fn)
+            self.wh.write("verdicts", items, part, file=source)

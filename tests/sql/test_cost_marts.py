@@ -13,7 +13,8 @@ from deskscore.collectors.human import load_bundled
 from deskscore.collectors.synthetic import AgentProfile, write_run
 from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.jobs.ingest import run_ingest
-from deskscore.pipelines.stages.costs import run_costs
+from deskscore.pipelines.options import CostOptions, IngestOptions
+from deskscore.pipelines.jobs.cost import run_costs
 from deskscore.sql import connect, mart_names
 
 COST_MARTS = ("latency_breakdown", "latency_by_step", "cost_by_step", "cost_growth",
@@ -39,7 +40,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tasks = load_bundled("verified")[::9][:40]
     for name, history in (("history", 2000), ("flat", 0)):
         write_run(root / name, agent(name, history), tasks, seed=11, screenshots="none")
-    run_ingest([str(root / "history"), str(root / "flat")], str(root / "wh"))
+    run_ingest(IngestOptions(str(root / "wh"), sources=(str(root / "history"), str(root / "flat"))))
     prices = root / "prices.csv"
     prices.write_text(
         "model,input_per_mtok,cached_input_per_mtok,cache_write_per_mtok,output_per_mtok,"
@@ -47,7 +48,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "gpt-5.4-history,2.50,0.25,,15.00,2026-11-30,test\n"
         "gpt-5.4-flat,2.50,0.25,,15.00,2026-11-30,test\n"
     )
-    run_costs(str(root / "wh"), prices=str(prices))
+    run_costs(CostOptions(str(root / "wh"), prices=str(prices)))
     return root / "wh"
 
 

@@ -65,13 +65,13 @@ def got_by(con: Any, sql: str, key: str) -> dict[tuple[str, str], tuple[int, int
 
 def test_ingest_read_every_generated_episode_and_line(deskcraft_archive: dict, plans) -> None:
     counters = deskcraft_archive["ingest"]
-    assert counters["episodes"] == sum(len(ps) for ps in plans.values())
+    assert counters.episodes == sum(len(ps) for ps in plans.values())
     assert (
-        counters["traj_lines"]
-        == counters["steps"]
+        counters.traj_lines
+        == counters.steps
         == sum(len(p.turns) for ps in plans.values() for p in ps)
     )
-    assert counters["quarantined"] == 0
+    assert counters.quarantined == 0
 
 
 def test_environment_steps_leave_out_questions_and_respect_the_budget(con, plans) -> None:

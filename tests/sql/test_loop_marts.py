@@ -10,8 +10,11 @@ import pytest
 from deskscore.collectors.human import load_bundled
 from deskscore.collectors.synthetic import load_profiles, write_run
 from deskscore.collectors.warehouse import Warehouse
+from deskscore.pipelines.infra.runner import run_stages
 from deskscore.pipelines.jobs.ingest import run_ingest
-from deskscore.pipelines.stages.loops import run_loops
+from deskscore.pipelines.options import IngestOptions
+from deskscore.pipelines.stages.base import run_keys
+from deskscore.pipelines.stages.loops import LoopsStage
 from deskscore.sql import connect, mart_names
 
 LOOP_MARTS = ("episode_loops", "loops", "loops_long_failures")
@@ -30,8 +33,9 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     profiles = {p.name: p for p in load_profiles()}
     for i, name in enumerate(("atlas-deliberate", "claw-cu", "loopy-7b")):
         write_run(root / "results", profiles[name], tasks, seed=i, screenshots="none")
-    run_ingest([str(root / "results")], str(root / "wh"))
-    run_loops(str(root / "wh"))
+    run_ingest(IngestOptions(str(root / "wh"), sources=(str(root / "results"),)))
+    wh = str(root / "wh")
+    run_stages([LoopsStage(wh)], run_keys(Warehouse(wh)))
     return root / "wh"
 
 

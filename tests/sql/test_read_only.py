@@ -76,7 +76,8 @@ def test_write_allows_a_copy_into_the_warehouse(warehouse: Path) -> None:
 
 
 def test_filters_of_other_commands_are_parameters_not_sql(warehouse: Path) -> None:
-    from deskscore.pipelines.cli.commands import cost_text, leaderboard_text
+    from deskscore.pipelines.cli.cost import cost_text
+    from deskscore.pipelines.cli.leaderboard import leaderboard_text
 
     hostile = "x' OR '1'='1"
     text = leaderboard_text(str(warehouse), "csv", compat=hostile)

@@ -20,6 +20,7 @@ from deskscore.collectors.live.providers import HostProvider
 from deskscore.collectors.live.tasks import load_tasks
 from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.cli.main import main
+from deskscore.pipelines.options import IngestOptions, ScoreOptions
 
 BUNDLED = {t["id"]: t for t in load_tasks().tasks}
 PLANS = json.loads(
@@ -175,10 +176,10 @@ def test_the_warehouse_tables_are_complete(collected) -> None:
 
 
 def test_score_and_leaderboard_read_a_collected_run(collected) -> None:
-    from deskscore.pipelines.cli.commands import leaderboard_text
+    from deskscore.pipelines.cli.leaderboard import leaderboard_text
     from deskscore.pipelines.jobs.score import run_score
 
-    run_score(str(collected["warehouse"]), loops=False)
+    run_score(ScoreOptions(str(collected["warehouse"]), loops=False))
     wh = Warehouse(collected["warehouse"])
     [row] = wh.read("run_scores").to_pylist()
     assert (row["benchmark"], row["n_tasks_run"]) == (
@@ -199,7 +200,11 @@ def test_the_osworld_folders_ingest_to_the_same_rows(collected, tmp_path: Path) 
     assert len((hello / "traj.jsonl").read_text().splitlines()) == 2
     assert len(list(hello.glob("step_*.png"))) == 2
     assert not (root / "os" / "L1_os_unjudged" / "result.txt").exists()
-    run_ingest([str(collected["osworld"])], str(tmp_path / "wh"), benchmark="sandbox")
+    run_ingest(
+        IngestOptions(
+            str(tmp_path / "wh"), sources=(str(collected["osworld"]),), benchmark="sandbox"
+        )
+    )
     wh = Warehouse(tmp_path / "wh")
     own = ("run_id", "task_path", "traj_file", "screenshot_path", "source_file")
 

@@ -21,6 +21,7 @@ from deskscore.pipelines.cli.main import main
 from deskscore.pipelines.cli.report import CSP, SECTIONS, build_report
 from deskscore.pipelines.jobs.ingest import run_ingest
 from deskscore.pipelines.jobs.score import run_score
+from deskscore.pipelines.options import IngestOptions, ScoreOptions
 from deskscore.pipelines.stages.hash import run_hash
 from deskscore.sql import connect
 
@@ -37,9 +38,9 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
             root / "results", profiles[i], task_slice(per_domain=2), seed=i, screenshots="tiny"
         )
     wh = root / "wh"
-    run_ingest([str(root / "results")], str(wh))
+    run_ingest(IngestOptions(str(wh), sources=(str(root / "results"),)))
     run_hash(str(wh))
-    run_score(str(wh), max_steps_scoring=50)
+    run_score(ScoreOptions(str(wh), max_steps_scoring=50))
     return wh
 
 

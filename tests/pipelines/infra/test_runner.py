@@ -13,6 +13,7 @@ import pytest
 from deskscore.collectors.synthetic import load_profiles, task_slice, write_run_zip
 from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.jobs.ingest import run_ingest
+from deskscore.pipelines.options import IngestOptions
 
 ROOT = Path(__file__).resolve().parents[3]
 CODE_FOLDERS = ("schemas", "scorers", "collectors", "pipelines", "sql", "datasets")
@@ -30,17 +31,19 @@ def test_the_portable_runner_writes_the_same_tables_as_the_local_one(tmp_path: P
     for i in range(2):
         write_run_zip(tmp_path / f"r{i}.zip", profiles[i], tasks, seed=i, prefix=f"r{i}")
     sources = [str(tmp_path / "*.zip")]
-    run_ingest(sources, str(tmp_path / "local"), workers=1)
+    run_ingest(IngestOptions(str(tmp_path / "local"), sources=tuple(sources), workers=1))
     portable = run_ingest(
-        sources,
-        str(tmp_path / "portable"),
-        beam_args=[
-            "--runner=PortableRunner",
-            "--job_endpoint=embed",
-            "--environment_type=LOOPBACK",
-        ],
+        IngestOptions(
+            str(tmp_path / "portable"),
+            sources=tuple(sources),
+            beam_args=[
+                "--runner=PortableRunner",
+                "--job_endpoint=embed",
+                "--environment_type=LOOPBACK",
+            ],
+        )
     )
-    assert portable.counters["runs_written"] == 2
+    assert portable.runs_written == 2
     for name in ("runs", "episodes", "steps", "llm_calls"):
         assert _rows(tmp_path / "local", name) == _rows(tmp_path / "portable", name), name
 

@@ -13,6 +13,7 @@ from deskscore.collectors.warehouse import PACK_DIR, Warehouse
 from deskscore.pipelines.cli.main import main
 from deskscore.pipelines.jobs.ingest import run_ingest
 from deskscore.pipelines.jobs.score import run_score
+from deskscore.pipelines.options import IngestOptions, ScoreOptions
 
 INGEST_TABLES = ("runs", "episodes", "steps", "llm_calls", "quarantine")
 _VOLATILE = {"runs": ("source_stamp",)}  # mtimes differ between two copies of one archive
@@ -56,10 +57,14 @@ def batch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_two_worker_processes_write_the_same_tables_as_one(batch: Path, tmp_path: Path) -> None:
-    one = run_ingest([str(batch / "*.zip")], str(tmp_path / "one"), workers=1)
-    two = run_ingest([str(batch / "*.zip")], str(tmp_path / "two"), workers=2)
-    assert one.counters["runs_written"] == two.counters["runs_written"] == 4
-    assert one.counters["episodes"] == two.counters["episodes"] > 0
+    one = run_ingest(
+        IngestOptions(str(tmp_path / "one"), sources=(str(batch / "*.zip"),), workers=1)
+    )
+    two = run_ingest(
+        IngestOptions(str(tmp_path / "two"), sources=(str(batch / "*.zip"),), workers=2)
+    )
+    assert one.runs_written == two.runs_written == 4
+    assert one.episodes == two.episodes > 0
     a, b = _tables(tmp_path / "one"), _tables(tmp_path / "two")
     for name in INGEST_TABLES:
         assert a[name].equals(b[name]), name
@@ -82,28 +87,30 @@ def test_an_unchanged_archive_is_skipped_and_force_reads_it_again(
     batch: Path, tmp_path: Path
 ) -> None:
     wh = str(tmp_path / "w")
-    first = run_ingest([str(batch / "*.zip")], wh, workers=1)
+    first = run_ingest(IngestOptions(wh, sources=(str(batch / "*.zip"),), workers=1))
     assert len(first.plan.todo) == 4
-    again = run_ingest([str(batch / "*.zip")], wh, workers=1)
+    again = run_ingest(IngestOptions(wh, sources=(str(batch / "*.zip"),), workers=1))
     assert again.plan.todo == [] and len(again.plan.unchanged) == 4
-    forced = run_ingest([str(batch / "*.zip")], wh, workers=1, force=True)
-    assert forced.counters["runs_written"] == 4
+    forced = run_ingest(IngestOptions(wh, sources=(str(batch / "*.zip"),), workers=1, force=True))
+    assert forced.runs_written == 4
 
 
 def test_a_touched_archive_is_read_again_but_its_tables_are_kept(
     batch: Path, tmp_path: Path
 ) -> None:
     wh = tmp_path / "w"
-    run_ingest([str(batch / "*.zip")], str(wh), workers=1, compact=False)
+    run_ingest(IngestOptions(str(wh), sources=(str(batch / "*.zip"),), workers=1, compact=False))
     steps = next(p for p in Warehouse(wh).files("steps") if "run_id=" in str(p.parent))
     before = steps.stat().st_mtime_ns
     target = batch / "run1.zip"
     st = target.stat()
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
-    result = run_ingest([str(batch / "*.zip")], str(wh), workers=1, compact=False)
+    result = run_ingest(
+        IngestOptions(str(wh), sources=(str(batch / "*.zip"),), workers=1, compact=False)
+    )
     assert len(result.plan.todo) == 1
-    assert result.counters["runs_unchanged"] == 1
-    assert result.counters.get("runs_written", 0) == 0
+    assert result.runs_unchanged == 1
+    assert result.runs_written == 0
     assert steps.stat().st_mtime_ns == before
 
 
@@ -111,30 +118,32 @@ def test_score_recomputes_only_the_run_whose_archive_changed(tmp_path: Path) -> 
     folder = tmp_path / "zips"
     paths = _zips(folder, 3)
     wh = str(tmp_path / "w")
-    run_ingest([str(folder / "*.zip")], wh, workers=1)
-    assert run_score(wh, max_steps_scoring=50, workers=1)["runs_scored"] == 3
-    assert run_score(wh, max_steps_scoring=50, workers=1)["runs_scored"] == 0
-    assert run_score(wh, max_steps_scoring=15, workers=1)["runs_scored"] == 3  # new config
+    run_ingest(IngestOptions(wh, sources=(str(folder / "*.zip"),), workers=1))
+    assert run_score(ScoreOptions(wh, max_steps_scoring=50, workers=1)).runs_scored == 3
+    assert run_score(ScoreOptions(wh, max_steps_scoring=50, workers=1)).runs_scored == 0
+    assert (
+        run_score(ScoreOptions(wh, max_steps_scoring=15, workers=1)).runs_scored == 3
+    )  # new config
 
     profiles = load_profiles()  # the same agent re-run: same run path, other outcomes
     write_run_zip(paths[1], profiles[1], task_slice(per_domain=1), seed=99, prefix="run1")
-    result = run_ingest([str(folder / "*.zip")], wh, workers=1)
-    assert result.counters["runs_written"] == 1
-    counters = run_score(wh, max_steps_scoring=50, workers=1)
-    assert counters["runs_scored"] == 1 and counters["runs_unchanged"] == 2
-    assert run_score(wh, max_steps_scoring=50, workers=1, force=True)["runs_scored"] == 3
+    result = run_ingest(IngestOptions(wh, sources=(str(folder / "*.zip"),), workers=1))
+    assert result.runs_written == 1
+    counters = run_score(ScoreOptions(wh, max_steps_scoring=50, workers=1))
+    assert counters.runs_scored == 1 and counters.runs_unchanged == 2
+    assert run_score(ScoreOptions(wh, max_steps_scoring=50, workers=1, force=True)).runs_scored == 3
 
 
 def test_a_run_gone_from_its_archive_is_dropped_with_its_scores(tmp_path: Path) -> None:
     folder = tmp_path / "zips"
     paths = _zips(folder, 2)
     wh = tmp_path / "w"
-    run_ingest([str(folder / "*.zip")], str(wh), workers=1)
-    run_score(str(wh), max_steps_scoring=50, workers=1)
+    run_ingest(IngestOptions(str(wh), sources=(str(folder / "*.zip"),), workers=1))
+    run_score(ScoreOptions(str(wh), max_steps_scoring=50, workers=1))
     profiles = load_profiles()  # another agent's run replaces the archive's content
     write_run_zip(paths[0], profiles[3], task_slice(per_domain=1), seed=5, prefix="other")
-    result = run_ingest([str(folder / "*.zip")], str(wh), workers=1)
-    assert result.counters["runs_dropped"] == 1
+    result = run_ingest(IngestOptions(str(wh), sources=(str(folder / "*.zip"),), workers=1))
+    assert result.runs_dropped == 1
     runs = Warehouse(wh).read("runs").to_pylist()
     assert sorted(r["run_path"].split("/")[0] for r in runs) == ["other", "run1"]
     scored = set(Warehouse(wh).read("run_scores").column("run_id").to_pylist())
@@ -145,7 +154,7 @@ def test_many_small_runs_end_up_in_a_few_packs_that_read_back_the_same(
     batch: Path, tmp_path: Path
 ) -> None:
     wh = tmp_path / "w"
-    run_ingest([str(batch / "*.zip")], str(wh), workers=1, compact=False)
+    run_ingest(IngestOptions(str(wh), sources=(str(batch / "*.zip"),), workers=1, compact=False))
     before = _tables(wh)
     packs = Warehouse(wh).compact(min_files=2)
     assert {c.table for c in packs} >= {"runs", "episodes", "steps"}
@@ -161,7 +170,9 @@ def test_a_packed_run_is_read_replaced_and_removed_like_any_other(
     batch: Path, tmp_path: Path
 ) -> None:
     wh = Warehouse(tmp_path / "w")
-    run_ingest([str(batch / "*.zip")], str(wh.root), workers=1, compact=False)
+    run_ingest(
+        IngestOptions(str(wh.root), sources=(str(batch / "*.zip"),), workers=1, compact=False)
+    )
     wh.compact(min_files=2)
     runs = wh.read("runs").to_pylist()
     part = {"benchmark": "osworld", "run_id": runs[0]["run_id"]}
@@ -182,9 +193,17 @@ def test_a_later_compaction_refills_the_pack_with_new_runs(tmp_path: Path) -> No
     _zips(folder, 4)
     wh = Warehouse(tmp_path / "w")
     first = sorted(folder.glob("*.zip"))
-    run_ingest([str(p) for p in first[:2]], str(wh.root), workers=1, compact=False)
+    run_ingest(
+        IngestOptions(
+            str(wh.root), sources=tuple(str(p) for p in first[:2]), workers=1, compact=False
+        )
+    )
     wh.compact(min_files=2)
-    run_ingest([str(p) for p in first[2:]], str(wh.root), workers=1, compact=False)
+    run_ingest(
+        IngestOptions(
+            str(wh.root), sources=tuple(str(p) for p in first[2:]), workers=1, compact=False
+        )
+    )
     before = _tables(wh.root)
     wh.compact(min_files=2)
     files = wh.files("episodes")

@@ -20,6 +20,7 @@ from deskscore.collectors.source import open_source
 from deskscore.collectors.synthetic import load_profiles, write_run, write_zip
 from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.jobs.ingest import run_ingest
+from deskscore.pipelines.options import IngestOptions
 from deskscore.pipelines.stages.hash import run_hash
 from deskscore.schemas import conform_rows
 from deskscore.sql import connect
@@ -73,7 +74,7 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def hashed(archive, tmp_path_factory) -> tuple[Path, dict[str, int]]:
     wh = tmp_path_factory.mktemp("wh")
-    run_ingest([str(archive["results"]), str(archive["zip"])], str(wh))
+    run_ingest(IngestOptions(str(wh), sources=(str(archive["results"]), str(archive["zip"]))))
     return wh, run_hash(str(wh))
 
 
@@ -143,7 +144,7 @@ def test_a_screenshot_two_runs_show_is_decoded_once_by_the_smallest_run_id(
     copy = tmp_path / "copy"
     shutil.copytree(archive["results"], copy)
     wh = tmp_path / "wh"
-    run_ingest([str(archive["results"]), str(copy)], str(wh))
+    run_ingest(IngestOptions(str(wh), sources=(str(archive["results"]), str(copy))))
     counters = run_hash(str(wh))
     refs = Warehouse(wh).read("screenshot_refs").to_pylist()
     by_run: dict[str, set[str]] = {}
@@ -159,7 +160,7 @@ def test_hashing_one_run_then_all_decodes_only_what_is_new(archive, tmp_path) ->
     copy = tmp_path / "copy"
     shutil.copytree(archive["results"], copy)
     wh = tmp_path / "wh"
-    run_ingest([str(archive["results"]), str(copy)], str(wh))
+    run_ingest(IngestOptions(str(wh), sources=(str(archive["results"]), str(copy))))
     later = max(r["run_id"] for r in Warehouse(wh).read("runs").to_pylist())
     first = run_hash(str(wh), run_ids=[later])
     assert first["runs"] == 1 and first["decoded"] == first["distinct"] > 0
@@ -209,7 +210,7 @@ def test_bad_screenshots_are_quarantined_and_the_rest_is_hashed(archive, tmp_pat
     jpeg.write_bytes(out.getvalue())
     bomb.write_bytes(_bomb_png())
     wh = tmp_path / "wh"
-    run_ingest([str(results)], str(wh))
+    run_ingest(IngestOptions(str(wh), sources=(str(results),)))
     missing.unlink()  # after ingest: the step names it, the file is gone
 
     counters = run_hash(str(wh))
@@ -253,7 +254,7 @@ def test_a_source_that_cannot_be_opened_keeps_the_last_pass(archive, tmp_path) -
     results = tmp_path / "results"
     shutil.copytree(archive["results"], results)
     wh = tmp_path / "wh"
-    run_ingest([str(results)], str(wh))
+    run_ingest(IngestOptions(str(wh), sources=(str(results),)))
     run_hash(str(wh))
     first = _digest(wh)
     moved = tmp_path / "moved"
@@ -271,7 +272,7 @@ def test_a_source_that_cannot_be_opened_keeps_the_last_pass(archive, tmp_path) -
 
 def test_real_screenshots_are_all_hashed_with_their_sizes(sec_eval_dir: Path, tmp_path) -> None:
     wh = tmp_path / "wh"
-    run_ingest([str(sec_eval_dir)], str(wh), layout="{domain}/{task_id}")
+    run_ingest(IngestOptions(str(wh), sources=(str(sec_eval_dir),), layout="{domain}/{task_id}"))
     counters = run_hash(str(wh))
     refs = Warehouse(wh).read("screenshot_refs").to_pylist()
     on_disk = sorted(sec_eval_dir.rglob("*.png"))

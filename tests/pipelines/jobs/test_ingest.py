@@ -5,6 +5,7 @@ from pathlib import Path
 
 from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.jobs.ingest import run_ingest
+from deskscore.pipelines.options import IngestOptions
 from deskscore.sql import connect
 
 
@@ -26,7 +27,11 @@ def _traj_lines(root: Path) -> int:
 
 
 def test_every_trajectory_line_becomes_a_step_or_a_quarantine_row(small_archive, tmp_path) -> None:
-    result = run_ingest([str(small_archive["results"]), str(small_archive["zip"])], str(tmp_path))
+    result = run_ingest(
+        IngestOptions(
+            str(tmp_path), sources=(str(small_archive["results"]), str(small_archive["zip"]))
+        )
+    )
     con = connect(tmp_path)
     ((lines, steps, quarantined),) = con.sql(
         "SELECT sum(n_lines), (SELECT count(*) FROM steps), sum(n_quarantined) FROM episodes"
@@ -34,15 +39,15 @@ def test_every_trajectory_line_becomes_a_step_or_a_quarantine_row(small_archive,
     assert lines == steps + quarantined
     on_disk = _traj_lines(small_archive["results"]) + _traj_lines(small_archive["zipped_run"])
     assert lines == on_disk
-    assert result.counters["traj_lines"] == on_disk
+    assert result.traj_lines == on_disk
     assert con.sql("SELECT count(*) FROM runs").fetchall() == [(3,)]
 
 
 def test_ingesting_the_same_sources_twice_changes_nothing(small_archive, tmp_path) -> None:
     sources = [str(small_archive["results"]), str(small_archive["zip"])]
-    run_ingest(sources, str(tmp_path))
+    run_ingest(IngestOptions(str(tmp_path), sources=tuple(sources)))
     first = _digest(tmp_path)
-    run_ingest(list(reversed(sources)), str(tmp_path))
+    run_ingest(IngestOptions(str(tmp_path), sources=tuple(list(reversed(sources)))))
     assert _digest(tmp_path) == first
     assert len(first) >= 9  # runs, episodes, steps for each of three runs
 
@@ -50,7 +55,12 @@ def test_ingesting_the_same_sources_twice_changes_nothing(small_archive, tmp_pat
 def test_a_zip_is_read_in_place_and_gives_the_same_episodes_as_its_folder(
     small_archive, tmp_path
 ) -> None:
-    run_ingest([str(small_archive["zip"]), str(small_archive["zipped_run"])], str(tmp_path))
+    run_ingest(
+        IngestOptions(
+            str(tmp_path),
+            sources=(str(small_archive["zip"]), str(small_archive["zipped_run"])),
+        )
+    )
     episodes = Warehouse(tmp_path).read("episodes").to_pylist()
     by_run: dict[str, list[tuple]] = {}
     for e in episodes:
@@ -72,7 +82,9 @@ def test_a_zip_is_read_in_place_and_gives_the_same_episodes_as_its_folder(
 
 
 def test_real_runs_with_another_layout_are_all_accounted_for(sec_eval_dir, tmp_path) -> None:
-    run_ingest([str(sec_eval_dir)], str(tmp_path), layout="{domain}/{task_id}")
+    run_ingest(
+        IngestOptions(str(tmp_path), sources=(str(sec_eval_dir),), layout="{domain}/{task_id}")
+    )
     con = connect(tmp_path)
     assert con.sql("SELECT count(*) FROM episodes").fetchall() == [(24,)]
     per_episode = con.sql(
@@ -94,7 +106,7 @@ def test_an_unreadable_source_is_quarantined_and_the_rest_is_ingested(
     broken = tmp_path / "broken.zip"
     broken.write_bytes(b"PK\x03\x04 this is not a zip")
     wh = tmp_path / "wh"
-    run_ingest([str(broken), str(small_archive["zip"])], str(wh))
+    run_ingest(IngestOptions(str(wh), sources=(str(broken), str(small_archive["zip"]))))
     con = connect(wh)
     assert con.sql("SELECT count(*) FROM runs").fetchall() == [(1,)]
     reasons = con.sql(
@@ -112,7 +124,7 @@ def test_an_fsspec_url_is_ingested_like_the_folder_it_mirrors(small_archive, tmp
     for path in results.rglob("*"):
         if path.is_file():
             fs.pipe(f"/mirror/{path.relative_to(results).as_posix()}", path.read_bytes())
-    run_ingest(["memory://mirror", str(results)], str(tmp_path))
+    run_ingest(IngestOptions(str(tmp_path), sources=("memory://mirror", str(results))))
     rows = (
         connect(tmp_path)
         .sql(

@@ -10,6 +10,7 @@ import pytest
 
 from deskscore.pipelines.jobs.ingest import run_ingest
 from deskscore.pipelines.jobs.score import run_score
+from deskscore.pipelines.options import IngestOptions, ScoreOptions
 from deskscore.sql import connect
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -18,9 +19,17 @@ ROOT = Path(__file__).resolve().parents[3]
 @pytest.fixture(scope="module")
 def scored(small_archive, tmp_path_factory) -> Path:
     wh = tmp_path_factory.mktemp("wh")
-    run_ingest([str(small_archive["results"]), str(small_archive["zip"])], str(wh))
-    run_score(str(wh), human_version="verified", max_steps_scoring=50, compat="deskscore")
-    run_score(str(wh), human_version="verified", max_steps_scoring=50, compat="osworld-human")
+    run_ingest(
+        IngestOptions(str(wh), sources=(str(small_archive["results"]), str(small_archive["zip"])))
+    )
+    run_score(
+        ScoreOptions(str(wh), human_version="verified", max_steps_scoring=50, compat="deskscore")
+    )
+    run_score(
+        ScoreOptions(
+            str(wh), human_version="verified", max_steps_scoring=50, compat="osworld-human"
+        )
+    )
     return wh
 
 
@@ -108,14 +117,16 @@ def test_reading_the_human_folder_gives_the_bundled_figures(
 ) -> None:
     from_folder, bundled = tmp_path / "folder", tmp_path / "bundled"
     for wh in (from_folder, bundled):
-        run_ingest([str(small_archive["results"])], str(wh))
+        run_ingest(IngestOptions(str(wh), sources=(str(small_archive["results"]),)))
     run_score(
-        str(from_folder),
-        human_version=version,
-        human_path=str(human_dirs[version]),
-        max_steps_scoring=50,
+        ScoreOptions(
+            str(from_folder),
+            human_version=version,
+            human_path=str(human_dirs[version]),
+            max_steps_scoring=50,
+        )
     )
-    run_score(str(bundled), human_version=version, max_steps_scoring=50)
+    run_score(ScoreOptions(str(bundled), human_version=version, max_steps_scoring=50))
     con = connect(from_folder)
     assert con.sql(
         "SELECT count(*), count(instruction), count(*) FILTER (WHERE infeasible) FROM tasks"
@@ -149,13 +160,15 @@ def test_a_uitars_submission_is_matched_by_instruction_like_score_py(human_dirs,
     run = tmp_path / "uitars"
     _write_uitars_run(run, human_dirs["verified"], 40)
     wh = tmp_path / "wh"
-    run_ingest([str(run)], str(wh))
+    run_ingest(IngestOptions(str(wh), sources=(str(run),)))
     run_score(
-        str(wh),
-        human_version="verified",
-        human_path=str(human_dirs["verified"]),
-        max_steps_scoring=50,
-        compat="osworld-human",
+        ScoreOptions(
+            str(wh),
+            human_version="verified",
+            human_path=str(human_dirs["verified"]),
+            max_steps_scoring=50,
+            compat="osworld-human",
+        )
     )
     ((sr, wps, wpg, wm, matched),) = (
         connect(wh)

@@ -15,7 +15,8 @@ from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.cli.main import main
 from deskscore.pipelines.jobs.ingest import run_ingest
 from deskscore.pipelines.jobs.score import run_score
-from deskscore.pipelines.stages.costs import run_costs
+from deskscore.pipelines.options import CostOptions, IngestOptions, ScoreOptions
+from deskscore.pipelines.jobs.cost import run_costs
 from deskscore.scorers.cost import PRICE_COLUMNS, PriceError
 from deskscore.sql import connect
 
@@ -115,8 +116,8 @@ def priced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("cost")
     results = write_archive(root)
     wh = root / "wh"
-    run_ingest([str(results)], str(wh))
-    run_score(str(wh), max_steps_scoring=15, loops=False)
+    run_ingest(IngestOptions(str(wh), sources=(str(results),)))
+    run_score(ScoreOptions(str(wh), max_steps_scoring=15, loops=False))
     return wh
 
 
@@ -211,7 +212,7 @@ def test_an_override_file_prices_the_unknown_model_and_replaces_a_price(
         own = (D(236_000) * D(1) + D(7_300) * D(4)) / 1_000_000
         assert D(str(runs["gpt-5.4"]["cost_usd"])) == own
     finally:
-        run_costs(str(priced))  # back to the bundled prices for the other tests
+        run_costs(CostOptions(str(priced)))  # back to the bundled prices for the other tests
     assert (
         by_agent(priced, "SELECT agent, cost_usd FROM cost_per_run")["gpt-5-2025-08-07"]["cost_usd"]
         is None
@@ -222,7 +223,7 @@ def test_pricing_again_with_the_same_table_writes_the_same_bytes(priced: Path) -
     wh = Warehouse(priced)
     names = ("llm_call_costs", "episode_costs", "run_costs")
     before = {p: p.read_bytes() for n in names for p in wh.files(n)}
-    run_costs(str(priced))
+    run_costs(CostOptions(str(priced)))
     assert {p: p.read_bytes() for n in names for p in wh.files(n)} == before
 
 
@@ -247,7 +248,7 @@ def test_a_bad_price_file_stops_the_command_before_anything_is_written(
     bad = tmp_path / "bad.csv"
     bad.write_text("model,price\ngpt-5.4,1\n")
     with pytest.raises(PriceError):
-        run_score(str(priced), prices=str(bad))
+        run_score(ScoreOptions(str(priced), prices=str(bad)))
     assert main(["score", "--warehouse", str(priced), "--prices", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "bad.csv" in err and "missing column" in err
@@ -257,7 +258,7 @@ def test_cost_prices_runs_that_were_ingested_but_never_scored(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     wh = tmp_path / "wh"
-    run_ingest([str(write_archive(tmp_path))], str(wh))
+    run_ingest(IngestOptions(str(wh), sources=(str(write_archive(tmp_path)),)))
     assert not Warehouse(wh).files("run_costs")
     assert main(["cost", "--warehouse", str(wh), "--format", "json"]) == 0
     rows = {r["agent"]: r for r in json.loads(capsys.readouterr().out)}

@@ -1,0 +1,37 @@
+"""What every `deskscore` command shares: errors the user can fix, the warehouse they name,
+and the writer lock around jobs that write."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+class UserError(Exception):
+    """A problem the user can fix; printed without a traceback."""
+
+
+def existing_warehouse(path: str) -> Path:
+    """The warehouse folder, which must exist (commands that only read never create one)."""
+    root = Path(path)
+    if not root.is_dir():
+        raise UserError(
+            f"no warehouse at {root}: run 'deskscore ingest SOURCE --warehouse {root}' first"
+        )
+    return root
+
+
+@contextmanager
+def writer(warehouse: str, command: str, wait: float = 0.0) -> Iterator[None]:
+    """Hold the warehouse's writer lock (see collectors.warehouse.lock) or fail clearly."""
+    from deskscore.collectors.warehouse.lock import WarehouseBusy, writer_lock
+
+    try:
+        with writer_lock(warehouse, command, wait or 0.0):
+            yield
+    except WarehouseBusy as exc:
+        raise UserError(str(exc)) from None
+
+
+__all__ = ["UserError", "existing_warehouse", "writer"]

@@ -1,0 +1,165 @@
+"""`deskscore ingest`: read archives into the warehouse and print what went in against what
+came out (the reconciliation)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from deskscore.pipelines.cli.common import UserError, writer
+from deskscore.pipelines.cli.output import render, render_relation
+from deskscore.pipelines.options import IngestOptions, add_options
+
+if TYPE_CHECKING:
+    from deskscore.pipelines.jobs.ingest import IngestResult
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "ingest", help="read archives (folders, .zip, fsspec URLs) into the warehouse"
+    )
+    add_options(p, IngestOptions)
+    p.set_defaults(handler=run, beam=True)
+
+
+SHOWN_QUARANTINE = 10
+"""Quarantined items listed with their message after an ingest (all are in the table)."""
+
+
+class Reconciliation(NamedTuple):
+    text: str
+    unreadable_sources: int
+
+
+def reconciliation(
+    warehouse: str,
+    sources: Sequence[str],
+    result: IngestResult | None = None,
+    unchanged: Sequence[str] = (),
+) -> Reconciliation:
+    """What went in against what came out, per source (those read now, and those skipped as
+    unchanged, from what the warehouse holds of them); quarantined items by reason, and the
+    first few of them with the message that says what to do."""
+    from deskscore.collectors.archives import canonical_uri
+    from deskscore.collectors.ids import source_id
+    from deskscore.sql import connect
+
+    con = connect(warehouse)
+    normalised = [canonical_uri(s) for s in sources]
+    con.execute("CREATE TEMP TABLE ingested_sources(source VARCHAR, status VARCHAR)")
+    named = [[s, "read"] for s in normalised] + [[canonical_uri(s), "unchanged"] for s in unchanged]
+    if named:
+        con.executemany("INSERT INTO ingested_sources VALUES (?, ?)", named)
+    per_source = con.sql(
+        """
+        WITH r AS (SELECT run_id, source, status FROM runs JOIN ingested_sources USING (source)),
+        e AS (SELECT run_id, count(*) AS episodes, sum(n_lines) AS lines, sum(n_steps) AS actions,
+                     sum(n_error_lines) AS error_lines, sum(n_quarantined) AS quarantined_lines,
+                     count(*) FILTER (WHERE result_status = 'ok') AS with_result
+              FROM episodes GROUP BY run_id),
+        s AS (SELECT run_id, count(*) AS step_rows FROM steps GROUP BY run_id)
+        SELECT r.source, any_value(r.status) AS this_time, count(*) AS runs, sum(e.episodes) AS episodes,
+               sum(e.with_result) AS with_result, sum(e.lines) AS traj_lines, sum(s.step_rows) AS step_rows,
+               sum(e.quarantined_lines) AS quarantined_lines,
+               coalesce(sum(e.lines), 0) = coalesce(sum(s.step_rows), 0) + coalesce(sum(e.quarantined_lines), 0) AS reconciled
+        FROM r LEFT JOIN e USING (run_id) LEFT JOIN s USING (run_id)
+        GROUP BY r.source ORDER BY r.source
+        """
+    )
+    ids = [source_id(s) for s, _ in named]
+    con.execute("CREATE TEMP TABLE source_ids(run_id VARCHAR)")
+    if ids:
+        con.executemany("INSERT INTO source_ids VALUES (?)", [[i] for i in ids])
+    con.execute(
+        """
+        CREATE TEMP VIEW ingested_quarantine AS
+        SELECT * FROM quarantine
+        WHERE source IN (SELECT source FROM ingested_sources) OR run_id IN (SELECT run_id FROM source_ids)
+        """
+    )
+    reasons = con.sql(
+        "SELECT reason, count(*) AS items FROM ingested_quarantine GROUP BY reason ORDER BY items DESC, reason"
+    )
+    first = con.sql(
+        f"""
+        SELECT message FROM ingested_quarantine
+        ORDER BY location <> '', source, location, line_no LIMIT {SHOWN_QUARANTINE}
+        """
+    ).fetchall()
+    r = result
+    lines = [
+        "Reconciliation",
+        f"files seen: {r.files_seen if r else 0}   task folders: {r.task_folders if r else 0}   "
+        f"episodes read: {r.episodes if r else 0}   step rows: {r.steps if r else 0}   "
+        f"trajectory lines: {r.traj_lines if r else 0}   "
+        f"quarantined: {r.quarantined if r else 0}   model calls: {r.llm_calls if r else 0}",
+        render_relation(per_source),
+    ]
+    reason_rows = reasons.fetchall()
+    lines.append("quarantined by reason:" if reason_rows else "quarantined by reason: none")
+    if reason_rows:
+        lines.append(render(["reason", "items"], reason_rows))
+        total = sum(n for _, n in reason_rows)
+        lines.append(
+            f"first {len(first)} of {total} (all are in the quarantine table):"
+            if total > len(first)
+            else "items:"
+        )
+        lines.extend(f"  {message}" for (message,) in first)  # messages name file and line
+    unreadable = dict(reason_rows).get("unreadable_source", 0)
+    return Reconciliation("\n".join(lines), unreadable)
+
+
+def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+    from deskscore.collectors.archives import SourceListError, expand_sources
+    from deskscore.pipelines.infra import progress
+    from deskscore.pipelines.jobs.ingest import run_ingest
+
+    options = IngestOptions.from_args(args, beam_args)
+    started = time.perf_counter()
+    try:
+        sources = expand_sources(options.sources)
+    except SourceListError as exc:
+        raise UserError(f"{exc}; check the pattern or the list file") from None
+    with (
+        writer(options.warehouse, "ingest", options.wait),
+        progress.show("ingest", ["runs found", "episodes", "runs written", "runs unchanged"]),
+    ):
+        try:
+            result = run_ingest(options.replace(sources=tuple(sources)))
+        except ValueError as exc:  # a bad --layout
+            raise UserError(str(exc)) from None
+    report = reconciliation(options.warehouse, result.plan.todo, result, result.plan.unchanged)
+    print(report.text)
+    unchanged = result.plan.unchanged
+    if unchanged:
+        print(
+            f"skipped {len(unchanged)} source(s) already ingested and unchanged (same size and "
+            "mtime, or ETag); --force reads them again"
+        )
+    if result.runs_unchanged:
+        print(
+            f"{result.runs_unchanged} run(s) re-read with the same content: their tables were kept"
+        )
+    if result.runs_dropped:
+        print(
+            f"dropped {result.runs_dropped} run(s) no longer found in their source "
+            "(with their scores)"
+        )
+    if result.compacted:
+        print(f"packed {result.compacted} small file(s) into larger ones")
+    print(
+        f"ingested {len(result.plan.todo)} of {len(sources)} source(s) into {options.warehouse} "
+        f"in {time.perf_counter() - started:.1f} s"
+    )
+    if report.unreadable_sources:
+        print(
+            f"deskscore ingest: {report.unreadable_sources} source(s) could not be read (see above); "
+            "the others were ingested",
+            file=sys.stderr,
+        )
+        return 1
+    return 0

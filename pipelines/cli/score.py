@@ -1,0 +1,58 @@
+"""`deskscore score`: every run scored under one configuration, with verdicts, loops, costs."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from deskscore.pipelines.cli.common import UserError, existing_warehouse, writer
+from deskscore.pipelines.options import ScoreOptions, add_options
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser(
+        "score", help="compute episode and run scores (success, WES+, WES-, WES, step ratios)"
+    )
+    add_options(p, ScoreOptions)
+    p.set_defaults(handler=run, beam=True)
+
+
+def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+    from deskscore.pipelines.infra import progress
+    from deskscore.pipelines.jobs.score import IncompleteJob, run_score
+    from deskscore.scorers.cost import PriceError
+
+    options = ScoreOptions.from_args(args, beam_args)
+    existing_warehouse(options.warehouse)
+    try:
+        with (
+            writer(options.warehouse, "score", options.wait),
+            progress.show("score", ["runs scored"]),
+        ):
+            result = run_score(options)
+    except (PriceError, IncompleteJob) as exc:
+        raise UserError(str(exc)) from None
+    print(
+        f"scored {result.runs_scored} run(s), {result.episodes_scored} episodes "
+        f"({options.config.describe()})"
+    )
+    if result.runs_unchanged:
+        print(
+            f"{result.runs_unchanged} run(s) unchanged since they were last scored this way: "
+            "kept (--force scores them again)"
+        )
+    if options.costs:
+        unpriced = result.calls_unpriced
+        print(
+            f"priced {result.calls_priced} model call(s)"
+            + (f"; {unpriced} without a price (see 'deskscore cost')" if unpriced else "")
+        )
+    disagree = result.verdicts_disagree
+    print(
+        f"verdicts: {result.verdicts_archived} archived, "
+        f"{result.verdicts_recomputed} recomputed offline, {disagree} disagreeing "
+        "with result.txt"
+        + (" (see 'deskscore sql \"SELECT * FROM verdict_disagreements\"')" if disagree else "")
+    )
+    return 0
