@@ -9,12 +9,14 @@ taken from Beam metrics, which not every runner reports.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apache_beam as beam
 
 from deskscore.pipelines.infra.memory import release
-from deskscore.pipelines.stages.base import Stage
+
+if TYPE_CHECKING:
+    from deskscore.pipelines.stages.base import Stage
 
 
 class StageFn(beam.DoFn):
