@@ -21,6 +21,36 @@ def local_workers(parallel: int | None, workers: int | None = None) -> int:
     return max(1, min(os.cpu_count() or 1, parallel or 1))
 
 
+RUNNER_ALIASES = {"DaskRunner": "apache_beam.runners.dask.dask_runner.DaskRunner"}
+"""Short runner names Beam itself does not resolve (it knows DirectRunner, FlinkRunner, ...)."""
+
+
+def _option(beam_args: Sequence[str], flag: str) -> str | None:
+    for i, a in enumerate(beam_args):
+        if a.startswith(flag + "="):
+            return a.split("=", 1)[1]
+        if a == flag and i + 1 < len(beam_args):
+            return beam_args[i + 1]
+    return None
+
+
+def runner_args(beam_args: Sequence[str], parallel: int | None) -> list[str]:
+    """`beam_args` with a short runner name resolved, and for a Dask cluster one partition per
+    element unless --dask_npartitions is given: Beam's Dask runner does not spread elements
+    on a Reshuffle, so partitions are its only parallelism."""
+    args = list(beam_args)
+    for i, a in enumerate(args):
+        name = a.split("=", 1)[1] if a.startswith("--runner=") else None
+        if name in RUNNER_ALIASES:
+            args[i] = f"--runner={RUNNER_ALIASES[name]}"
+        elif a == "--runner" and i + 1 < len(args) and args[i + 1] in RUNNER_ALIASES:
+            args[i + 1] = RUNNER_ALIASES[args[i + 1]]
+    runner = _option(args, "--runner") or ""
+    if runner.endswith("DaskRunner") and not _given(args, "--dask_npartitions") and parallel:
+        args.append(f"--dask_npartitions={max(1, parallel)}")
+    return args
+
+
 def pipeline(
     beam_args: Sequence[str] = (), *, parallel: int | None = None, workers: int | None = None
 ) -> Any:
@@ -41,7 +71,8 @@ def pipeline(
 
     logging.getLogger("apache_beam").setLevel(logging.ERROR)
     logging.getLogger().setLevel(logging.ERROR)  # Beam's import warns about optional GCP clients
-    options = PipelineOptions(list(beam_args))
+    beam_args = runner_args(beam_args, parallel)
+    options = PipelineOptions(beam_args)
     if _given(beam_args, "--runner"):
         return beam.Pipeline(options=options)
     from apache_beam.runners.portability.fn_api_runner import FnApiRunner
