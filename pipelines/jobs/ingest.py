@@ -106,11 +106,12 @@ def run_ingest(
     a run whose content hash is unchanged keeps its files. Afterwards small files are packed.
     """
     from deskscore.collectors.archives import expand_sources
+    from deskscore.collectors.formats import process_local
     from deskscore.collectors.warehouse import Warehouse
 
     plan = plan_ingest(sorted(expand_sources(sources)), warehouse, force=force)
-    if any(s.startswith("memory://") for s in plan.todo):
-        workers = 1  # an in-memory filesystem exists in this process only
+    if any(s.startswith("memory://") for s in plan.todo) or process_local():
+        workers = 1  # an in-memory filesystem, or a format registered here: this process only
     values: dict[str, int] = {}
     if plan.todo:
         p = pipeline(beam_args, parallel=len(plan.todo), workers=workers)

@@ -6,10 +6,15 @@ from collections.abc import Sequence
 
 import apache_beam as beam
 
+from deskscore.collectors.formats import BY_INSTRUCTION, get, process_local
 from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.infra.runner import counters, pipeline
 from deskscore.pipelines.jobs.score_inputs import inputs_digests, record, stale
-from deskscore.pipelines.jobs.task_facts import ensure_deskcraft_tasks, facts_by_benchmark
+from deskscore.pipelines.jobs.task_facts import (
+    ensure_deskcraft_tasks,
+    facts_by_benchmark,
+    uses_deskcraft_tasks,
+)
 from deskscore.pipelines.stages.costs import ComputeCosts
 from deskscore.pipelines.stages.loops import DetectLoops
 from deskscore.pipelines.stages.scores import ScoreConfig, ScoreRuns
@@ -62,7 +67,8 @@ def human_refs(
 
 
 def human_by_instruction(warehouse: Warehouse, version: str) -> list[tuple[str, str, int, int]]:
-    """('uitars', instruction, single, grouped) for UI-TARS runs, which name tasks by instruction.
+    """('uitars', instruction, single, grouped) for runs whose format keys tasks by instruction
+    (UI-TARS submissions).
 
     Instructions come from the `tasks` table, which only a human data folder fills
     (`--human-path`): the bundled figures carry ids and counts, no text.
@@ -128,13 +134,15 @@ def run_score(
             if not run_ids or r["run_id"] in run_ids
         }
     )
-    if deskcraft_tasks or any("deskcraft" in (k[0], k[2]) for k in keys):
+    if deskcraft_tasks or uses_deskcraft_tasks(keys):
         ensure_deskcraft_tasks(wh, deskcraft_tasks)  # levels, modes and flags for the marts
     if not keys:
         return {"runs_scored": 0}
     config = ScoreConfig(human_version, max_steps_scoring, compat)
     by_instruction = (
-        human_by_instruction(wh, human_version) if any(k[2] == "uitars" for k in keys) else []
+        human_by_instruction(wh, human_version)
+        if any(get(k[2]).human_key == BY_INSTRUCTION for k in keys)
+        else []
     )
     facts = facts_by_benchmark(wh, keys, human_version)
     given = (config, human, by_instruction, sorted(facts.items()), loops, table)
@@ -143,6 +151,8 @@ def run_score(
     skipped = len(keys) - len(todo)
     if not todo:
         return {"runs_scored": 0, "runs_unchanged": skipped}
+    if process_local():
+        workers = 1  # a format registered in this process: its runs are scored here
     p = pipeline(beam_args, parallel=len(todo), workers=workers)
     runs = p | "Runs" >> beam.Create(todo)
     _ = runs | "ScoreRuns" >> ScoreRuns(str(wh.root), human, config, by_instruction)

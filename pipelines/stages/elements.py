@@ -17,18 +17,6 @@ class RunWork(NamedTuple):
     source_stamp: str | None
 
 
-class TaskWork(NamedTuple):
-    """One task folder to read: an episode. Carries no other task, so it pickles small."""
-
-    source: str
-    benchmark: str
-    run_id: str
-    run_path: str
-    format: str
-    task: Any  # collectors.layout.TaskFolder
-    reported: dict[str, Any] | None
-
-
 class SourceProblem(NamedTuple):
     """Something about a whole source (unreadable archive, unsafe member) that belongs to no run."""
 

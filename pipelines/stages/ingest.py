@@ -111,8 +111,8 @@ class IngestRunFn(beam.DoFn):
             self._wh.write("steps", [s for r in reads for s in r.steps], part),
             self._wh.write("llm_calls", [c for o in outs for c in o.llm_calls], part),
         ]
-        if any(hasattr(o, "interactions") for o in outs):  # DeskCraft episodes carry them
-            talk = [i for o in outs for i in getattr(o, "interactions", ())]
+        if any(o.interactions is not None for o in outs):  # formats that record exchanges
+            talk = [i for o in outs for i in o.interactions or ()]
             paths.append(self._wh.write("interactions", talk, part))
         if quarantine:
             paths.append(

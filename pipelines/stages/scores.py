@@ -47,14 +47,16 @@ class ScoreRunFn(beam.DoFn):
 
     @per_run
     def process(self, key: tuple[str, str, str]) -> Iterator[str]:
+        from deskscore.collectors.formats import BY_INSTRUCTION, get
         from deskscore.scorers.run import score_run
 
         benchmark, run_id, run_format = key[:3]
+        by_instruction = get(run_format).human_key == BY_INSTRUCTION
         part = {"benchmark": benchmark, "run_id": run_id}
         episodes: list[dict[str, Any]] = self._wh.read("episodes", part).to_pylist()
         episode_rows, run_row = score_run(
             episodes,
-            self.human_by_instruction if run_format == "uitars" else self.human,
+            self.human_by_instruction if by_instruction else self.human,
             run_id=run_id,
             benchmark=benchmark,
             human_version=self.config.human_version,
@@ -71,8 +73,9 @@ class ScoreRunFn(beam.DoFn):
 class ScoreRuns(beam.PTransform):
     """(benchmark, run_id, format) keys -> score files written.
 
-    UI-TARS submissions name tasks by instruction, not id: they are scored against
-    `human_by_instruction`, ('uitars', instruction, single, grouped) rows.
+    Runs of a format whose tasks key into human data by instruction (UI-TARS submissions name
+    tasks by instruction, not id) are scored against `human_by_instruction`, ('uitars',
+    instruction, single, grouped) rows.
     """
 
     def __init__(

@@ -20,10 +20,6 @@ from deskscore.pipelines.infra.memory import per_run
 _STEP_COLUMNS = ["domain", "task_id", "step_idx", "action_kind", "info_json"]
 
 
-def _family(benchmark: str, fmt: str) -> str:
-    return "deskcraft" if benchmark == "deskcraft" or fmt == "deskcraft" else "osworld"
-
-
 class VerdictsFn(beam.DoFn):
     """(benchmark, run_id, format, ...) -> paths of the run's verdict files."""
 
@@ -42,6 +38,7 @@ class VerdictsFn(beam.DoFn):
     @per_run
     def process(self, key: tuple[str, ...]) -> Iterator[str]:
         """key: (benchmark, run_id, format[, ...])."""
+        from deskscore.collectors.formats import task_family
         from deskscore.scorers.verdicts import (
             ARCHIVED,
             RECOMPUTED,
@@ -55,7 +52,7 @@ class VerdictsFn(beam.DoFn):
         steps: dict[tuple[str, str], list[dict]] = {}
         for s in self._wh.read("steps", part, columns=_STEP_COLUMNS).to_pylist():
             steps.setdefault((s["domain"], s["task_id"]), []).append(s)
-        facts = self.facts.get(_family(benchmark, fmt), {})
+        facts = self.facts.get(task_family(benchmark, fmt), {})
         rows: list[dict[str, Any]] = []
         for ep in sorted(episodes, key=lambda e: (e["domain"], e["task_id"])):
             ep_steps = sorted(
