@@ -32,7 +32,7 @@ in the plugin's pyproject.toml::
     myformat = "mypackage.formats:MYFORMAT"   # a Format (or a callable returning one)
 
 A format passed to `register()` exists in the calling process only (`process_local()`
-names them): while there is one, `deskscore ingest` and `score` run their stages in-process,
+names them): while there is one, `run_ingest` and `run_score` run their stages in-process,
 with one worker. Declare it as an entry point to use every core.
 """
 
