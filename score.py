@@ -28,11 +28,12 @@ import sys
 from collections.abc import Callable
 
 try:
+    from deskscore.collectors import formats
     from deskscore.collectors.human import BUNDLED_VERSIONS, HumanSkip
     from deskscore.collectors.human import iter_human_tasks as _iter_human_tasks
     from deskscore.collectors.ids import thunderbird_old_to_new
     from deskscore.collectors.layout import RunFolder, TaskFolder
-    from deskscore.collectors.osworld import count_lines, read_episode
+    from deskscore.collectors.osworld import count_lines
     from deskscore.scorers.domains import OSWORLD_DOMAINS, UITARS_DOMAIN
     from deskscore.scorers.run import match_human, score_run
 except ImportError as _e:  # pragma: no cover - only without the package installed
@@ -166,6 +167,8 @@ def _read_run(args: argparse.Namespace, out: Callable[[str], None]) -> _Run:
         _fail(f"{e}")
     run = _Run()
     original = args.compat == "osworld-human"
+    # --uitars: the run is a UI-TARS submission, keyed by instruction; else OSWorld's folders
+    fmt = formats.UITARS if args.uitars else formats.OSWORLD
     if local:
         listing = [
             (d, dom, t, path_files, f"{dom}/{t}" if dom != UITARS_DOMAIN else t)
@@ -174,7 +177,9 @@ def _read_run(args: argparse.Namespace, out: Callable[[str], None]) -> _Run:
     else:
         from deskscore.collectors.layout import discover
 
-        runs = [r for r in discover(source.files()) if (r.format == "uitars") == args.uitars]
+        runs = [
+            r for r in discover(source.files()) if formats.get(r.format).human_key == fmt.human_key
+        ]
         if len(runs) > 1:
             names = ", ".join(repr(r.run_path) for r in runs)
             _fail(
@@ -186,9 +191,7 @@ def _read_run(args: argparse.Namespace, out: Callable[[str], None]) -> _Run:
             for t in r.tasks:
                 if args.uitars or t.domain in _DOMAINS:
                     listing.append((f"{source.uri}!{t.path}", t.domain, t.task_id, t.files, t.path))
-    if args.uitars:
-        from deskscore.collectors.uitars import read_uitars_episode
-    folder_run = RunFolder("", "uitars" if args.uitars else "osworld", ())
+    folder_run = RunFolder("", fmt.name, ())
     for display, domain, task_id, names, rel in listing:
         jsonl = [n for n in names if n.endswith(".jsonl")]
         files = names
@@ -200,14 +203,7 @@ def _read_run(args: argparse.Namespace, out: Callable[[str], None]) -> _Run:
                 with contextlib.suppress(SourceError):
                     run.extra_t.append(count_lines(source.read_bytes(f"{rel}/{n}")))
         task = TaskFolder(rel, domain, task_id, tuple(files))
-        if args.uitars:
-            ep, _, q = read_uitars_episode(
-                source, folder_run, task, run_id="score.py", benchmark="osworld"
-            )
-        else:
-            ep, _, q = read_episode(
-                source, folder_run, task, run_id="score.py", benchmark="osworld", steps=False
-            )
+        ep, _, q = fmt.light(source, folder_run, task, run_id="score.py", benchmark="osworld")
         run.episodes.append(ep)
         run.display.append(display)
         _traversal_lines(args, ep, q, display, len(jsonl) if original else 1, out)

@@ -30,7 +30,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, NamedTuple
+from typing import Any
 
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.osworld import (
@@ -58,14 +58,6 @@ TYPES = ("initial_instruction", "new_instruction", "clarify", "call_user")
 
 _INT32 = (-(2**31), 2**31 - 1)
 _MESSAGE_KEYS = ("user_message", "message", "agent_message", "question")
-
-
-class DeskcraftEpisode(NamedTuple):
-    """What a DeskCraft task folder yields: the OSWorld read, the model calls, the exchanges."""
-
-    read: EpisodeRead
-    llm_calls: list[dict]
-    interactions: list[dict]
 
 
 def _int32(v: Any) -> int | None:
@@ -298,8 +290,9 @@ def read_deskcraft_episode(
     run_id: str,
     benchmark: str,
     reported: dict | None = None,
-) -> DeskcraftEpisode:
-    """Read one DeskCraft task folder; never raises on bad content."""
+) -> EpisodeCalls:
+    """Read one DeskCraft task folder: the OSWorld read, its model calls and its exchanges
+    (`interactions`, a list even when empty); never raises on bad content."""
     trajectory_files = tuple(n for n in task.files if n != TASK_INSTRUCTION)
     base: EpisodeCalls = read_episode_calls(
         source,
@@ -345,4 +338,4 @@ def read_deskcraft_episode(
     if episode.get("instruction") is None and TASK_INSTRUCTION in task.files:
         episode["instruction"] = _instruction(source, prefix + TASK_INSTRUCTION, q)
     read = EpisodeRead(episode, steps, base.read.quarantine + q.rows)
-    return DeskcraftEpisode(read, base.llm_calls, interactions)
+    return EpisodeCalls(read, base.llm_calls, interactions)

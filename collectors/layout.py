@@ -5,6 +5,9 @@ but models with '/' add levels, some runners drop or add levels, and zips add pr
 default we anchor on what is stable: a folder named by a UUID that holds a trajectory or a
 result, whose parent is the domain; the run root is what lies above. A `layout` pattern such
 as '{domain}/{task_id}' covers archives whose task folders are not UUIDs.
+
+What a task folder of each format looks like is the format's to say
+(`deskscore.collectors.formats`); this module walks the listing and groups what they find.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ class TaskFolder:
 
 @dataclass(frozen=True)
 class RunFolder:
-    """One agent run: the run root inside the source ('' = the source), reader, task folders."""
+    """One agent run: the run root inside the source ('' = the source), the name of its
+    format (`deskscore.collectors.formats`), its task folders."""
 
     run_path: str
     format: str
@@ -59,8 +63,9 @@ def is_deskcraft_stem(name: str, app: str) -> bool:
     return False
 
 
-def _folders(files: Iterable[str]) -> dict[str, list[str]]:
-    """Folder path -> basenames of the files directly in it ('' is the source root).
+def _folders(files: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Folder path -> sorted basenames of the files directly in it ('' is the source root):
+    the listing formats detect their task folders in (`deskscore.collectors.formats.Listing`).
 
     macOS archive metadata (`__MACOSX/` trees, `._name` AppleDouble files) is left out: in an
     unpacked zip it mirrors the real tree, `._traj.jsonl` included.
@@ -71,30 +76,18 @@ def _folders(files: Iterable[str]) -> dict[str, list[str]]:
         if base.startswith("._") or f.startswith("__MACOSX/") or "/__MACOSX/" in f:
             continue
         out.setdefault(folder, []).append(base)
-    return out
+    return {folder: tuple(sorted(names)) for folder, names in out.items()}
 
 
-def _split(path: str) -> tuple[str, str]:
-    parent, _, name = path.rpartition("/")
-    return parent, name
-
-
-def _has_jsonl(names: list[str]) -> bool:
-    return any(n.endswith(".jsonl") for n in names)
-
-
-def _is_uitars(names: list[str]) -> bool:
-    return "data.json" in names and "meta.json" in names and not _has_jsonl(names)
-
-
-def _drop_nested(candidates: dict[str, tuple[str, str]]) -> list[str]:
+def _drop_nested(candidates: Iterable[str]) -> list[str]:
     """Task folders that lie under another task folder are part of it, not new tasks."""
+    found = set(candidates)
     kept: list[str] = []
-    for path in sorted(candidates):
+    for path in sorted(found):
         parent = path
         while "/" in parent:
             parent = parent.rpartition("/")[0]
-            if parent in candidates:
+            if parent in found:
                 break
         else:
             kept.append(path)
@@ -111,33 +104,16 @@ def _group(entries: list[tuple[str, str, TaskFolder]]) -> list[RunFolder]:
     ]
 
 
-def _discover_default(folders: dict[str, list[str]]) -> list[RunFolder]:
-    candidates: dict[str, tuple[str, str]] = {}
-    for folder, names in folders.items():
-        if not folder:
-            continue
-        parent, name = _split(folder)
-        if is_uuid(name) and parent and (_has_jsonl(names) or "result.txt" in names):
-            candidates[folder] = ("osworld", parent)
-        elif (
-            parent
-            and is_deskcraft_stem(name, _split(parent)[1])
-            and (_has_jsonl(names) or "result.txt" in names or "interaction_log.json" in names)
-        ):
-            candidates[folder] = ("deskcraft", parent)
-        elif _is_uitars(names):
-            candidates[folder] = ("uitars", parent)
-    entries = []
-    for path in _drop_nested(candidates):
-        fmt, parent = candidates[path]
-        name = _split(path)[1]
-        files = tuple(sorted(folders[path]))
-        if fmt in ("osworld", "deskcraft"):
-            run_path, domain = _split(parent)
-            entries.append((run_path, fmt, TaskFolder(path, domain, name, files)))
-        else:
-            entries.append((parent, fmt, TaskFolder(path, "uitars", name, files)))
-    return _group(entries)
+def _discover_default(folders: dict[str, tuple[str, ...]]) -> list[RunFolder]:
+    """Each format finds its task folders; a folder two formats find is the one registered
+    first's."""
+    from deskscore.collectors.formats import registered
+
+    claims: dict[str, tuple[str, str, TaskFolder]] = {}
+    for fmt in registered():
+        for found in fmt.find(folders):
+            claims.setdefault(found.task.path, (found.run_path, fmt.name, found.task))
+    return _group([claims[path] for path in _drop_nested(claims)])
 
 
 def parse_layout(layout: str) -> tuple[str, ...]:
@@ -166,7 +142,14 @@ def parse_layout(layout: str) -> tuple[str, ...]:
     return segments
 
 
-def _discover_layout(folders: dict[str, list[str]], segments: tuple[str, ...]) -> list[RunFolder]:
+def _discover_layout(
+    folders: dict[str, tuple[str, ...]], segments: tuple[str, ...]
+) -> list[RunFolder]:
+    from deskscore.collectors.formats import registered
+
+    formats = registered()
+    claiming = [f for f in formats if not f.layout_default]
+    default = next((f for f in formats if f.layout_default), None)
     depth = len(segments)
     d_at = segments.index("{domain}")
     entries = []
@@ -179,22 +162,21 @@ def _discover_layout(folders: dict[str, list[str]], segments: tuple[str, ...]) -
             for s, lv in zip(segments, levels, strict=True)
         ):
             continue
-        run_path = "/".join(levels[:d_at])
-        fmt = "uitars" if _is_uitars(names) else "osworld"
-        if fmt == "osworld" and is_deskcraft_stem(levels[-1], levels[d_at]):
-            fmt = "deskcraft"
-        task = TaskFolder(folder, levels[d_at], levels[-1], tuple(sorted(names)))
-        entries.append((run_path, fmt, task))
+        task = TaskFolder(folder, levels[d_at], levels[-1], names)
+        fmt = next((f for f in claiming if f.at_layout(task)), default)
+        if fmt is not None:
+            entries.append(("/".join(levels[:d_at]), fmt.name, task))
     return _group(entries)
 
 
 def discover(files: Iterable[str], layout: str | None = None) -> list[RunFolder]:
     """Group source paths into runs of task folders, sorted by run path.
 
-    Default: UUID task folders (holding a *.jsonl or result.txt) under a domain folder,
-    DeskCraft task folders (named by a task stem, under the folder of its app key), and
-    UI-TARS folders (data.json + meta.json). With `layout`, task folders are the folders at
-    the pattern's depth whose levels match it.
+    Default: every registered format finds its task folders (`deskscore.collectors.formats`:
+    UUID task folders holding a *.jsonl or result.txt under a domain folder, DeskCraft task
+    folders named by a task stem under the folder of its app key, UI-TARS folders with
+    data.json + meta.json, ...). With `layout`, task folders are the folders at the pattern's
+    depth whose levels match it, and each is the first format's that claims it.
     """
     folders = _folders(files)
     if layout is None:

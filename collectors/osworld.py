@@ -42,10 +42,14 @@ class EpisodeRead(NamedTuple):
 
 
 class EpisodeCalls(NamedTuple):
-    """A full read of a task folder and the LLM_CALLS rows of its recorded model calls."""
+    """A full read of a task folder, the LLM_CALLS rows of its recorded model calls and, for
+    a format that records user/agent exchanges (DeskCraft), its INTERACTIONS rows: what every
+    format's episode reader returns (see `deskscore.collectors.formats`)."""
 
     read: EpisodeRead
     llm_calls: list[dict]
+    interactions: list[dict] | None = None
+    """None: the format records no exchanges, so its runs get no interactions partition."""
 
 
 @cache

@@ -79,7 +79,9 @@ def _part(module: str) -> tuple[str, str | None]:
 def violations(path: Path) -> list[str]:
     rel = path.relative_to(ROOT)
     own = rel.parts[0]
-    own_sub = rel.parts[1].removesuffix(".py") if own == "pipelines" and len(rel.parts) > 1 else None
+    own_sub = (
+        rel.parts[1].removesuffix(".py") if own == "pipelines" and len(rel.parts) > 1 else None
+    )
     found = []
     for line, module in imports_of(path):
         pkg, sub = _part(module)
@@ -127,7 +129,9 @@ def test_the_checker_sees_an_upward_import_even_inside_a_function(
     assert bool(violations(module)) is bad
 
 
-def test_the_pipeline_parts_are_checked_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_pipeline_parts_are_checked_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "pipelines" / "stages"
     folder.mkdir(parents=True)
     module = folder / "made_up.py"

@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from deskscore.collectors.formats import LIVE
 from deskscore.collectors.live.agents import TurnRecord, special_of
 from deskscore.collectors.live.client import Controller, ControllerError, SetupError
 from deskscore.collectors.live.evaluators import evaluate
@@ -50,7 +51,7 @@ from deskscore.collectors.live.record import (
 )
 from deskscore.collectors.live.users import Protocol, is_interactive
 
-FORMAT = "live"
+FORMAT = LIVE.name
 """runs.format of a collected run."""
 IDENTITY_COMMAND = 'echo "$(hostname) $PPID $(cut -d" " -f22 /proc/$PPID/stat)"'
 """Who runs the controller: machine name, the controller's pid and its start time (the shell

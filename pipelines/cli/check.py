@@ -97,6 +97,7 @@ def _source_counts(source_uri: str, run_path: str) -> tuple[dict[str, int], int]
 
 def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) -> CheckResult:
     """Every finding about `warehouse`; `sources=False` skips re-reading the archives."""
+    from deskscore.collectors.formats import get as get_format
     from deskscore.collectors.warehouse import Warehouse
 
     wh = Warehouse(Path(warehouse))
@@ -151,7 +152,7 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
                 f"runs: {run['source']}!{run['run_path']}: {run['n_task_folders']} task folder(s) "
                 f"but {per_run[rid]} episode(s); re-ingest it"
             )
-        if not sources or run["format"] not in ("osworld", "deskcraft"):
+        if not sources or not get_format(run["format"]).recount_lines:
             continue
         counted = _source_counts(run["source"], run["run_path"])
         if counted is None:

@@ -158,6 +158,10 @@ def run_stages(
     nothing may be recorded as done: the job's caller records it only after this returns."""
     if not elements:
         return "direct"
+    from deskscore.collectors.formats import process_local
+
+    if process_local():
+        workers = 1  # a format registered in this process is known here only
     used = choose_engine(engine, len(elements), workers, beam_args)
     if used == "direct":
         run_direct(stages, elements)

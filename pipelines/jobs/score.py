@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from deskscore.collectors.formats import BY_INSTRUCTION, get
 from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.options import ScoreOptions
 from deskscore.pipelines.stages.base import RunKey, RunStage
@@ -73,7 +74,8 @@ def human_refs(
 
 
 def human_by_instruction(warehouse: Warehouse, version: str) -> list[tuple[str, str, int, int]]:
-    """('uitars', instruction, single, grouped) for UI-TARS runs, which name tasks by instruction.
+    """('uitars', instruction, single, grouped) for runs whose format keys tasks by instruction
+    (UI-TARS submissions).
 
     Instructions come from the `tasks` table, which only a human data folder fills
     (`--human-path`): the bundled figures carry ids and counts, no text.
@@ -168,10 +170,10 @@ def load_inputs(
         human=human_refs(wh, config.human_version, options.human_path),
         human_by_instruction=(
             human_by_instruction(wh, config.human_version)
-            if any(k.format == "uitars" for k in keys)
+            if any(get(k.format).human_key == BY_INSTRUCTION for k in keys)
             else []
         ),
-        facts=facts_by_benchmark(wh, [k[:3] for k in keys], config.human_version),
+        facts=facts_by_benchmark(wh, keys, config.human_version),
         loops=options.loops,
         prices=prices,
     )
@@ -227,14 +229,14 @@ def run_score(options: ScoreOptions) -> ScoreResult:
     PriceError for a bad price file, before anything is written."""
     from deskscore.pipelines.infra.runner import run_stages
     from deskscore.pipelines.jobs.score_inputs import inputs_digests, record, stale
-    from deskscore.pipelines.jobs.task_facts import ensure_deskcraft_tasks
+    from deskscore.pipelines.jobs.task_facts import ensure_deskcraft_tasks, uses_deskcraft_tasks
     from deskscore.pipelines.stages.base import run_keys
     from deskscore.scorers.cost import load_prices
 
     prices = load_prices(options.prices) if options.costs else None  # fails before any write
     wh = Warehouse(options.warehouse)
     keys = run_keys(wh, options.runs)
-    if options.deskcraft_tasks or any("deskcraft" in (k.benchmark, k.format) for k in keys):
+    if options.deskcraft_tasks or uses_deskcraft_tasks(keys):
         ensure_deskcraft_tasks(wh, options.deskcraft_tasks)  # levels, modes and flags for marts
     if not keys:
         return ScoreResult()

@@ -9,9 +9,12 @@ after scoring.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from deskscore.collectors.formats import FAMILY_DESKCRAFT, FAMILY_OSWORLD, task_family
 from deskscore.collectors.warehouse import Warehouse
+from deskscore.pipelines.stages.base import RunKey
 
 TaskFacts = dict[tuple[str, str], tuple[bool, str | None]]
 """(domain, task_id) -> (infeasible, conj)."""
@@ -42,16 +45,17 @@ def ensure_deskcraft_tasks(wh: Warehouse, tasks_path: str | None = None) -> list
     return quarantine
 
 
-def task_facts(wh: Warehouse, benchmark: str, human_version: str) -> TaskFacts:
-    """Infeasible flag and conj of every task the benchmark's runs may name."""
-    if benchmark == "deskcraft":
+def task_facts(wh: Warehouse, family: str, human_version: str) -> TaskFacts:
+    """Infeasible flag and conj of every task the runs of a task-facts family
+    (`deskscore.collectors.formats.task_family`) may name."""
+    if family == FAMILY_DESKCRAFT:
         rows = wh.read("tasks", columns=["benchmark", "domain", "task_id", "infeasible", "conj"])
         return {
             (r["domain"], r["task_id"]): (bool(r["infeasible"]), r["conj"])
             for r in rows.to_pylist()
-            if r["benchmark"] == "deskcraft"
+            if r["benchmark"] == FAMILY_DESKCRAFT
         }
-    stored = wh.read("tasks", {"benchmark": "osworld", "data_version": human_version})
+    stored = wh.read("tasks", {"benchmark": FAMILY_OSWORLD, "data_version": human_version})
     if stored.num_rows:
         return {
             (r["domain"], r["task_id"]): (bool(r["infeasible"]), r["conj"])
@@ -65,14 +69,20 @@ def task_facts(wh: Warehouse, benchmark: str, human_version: str) -> TaskFacts:
     }
 
 
+def uses_deskcraft_tasks(keys: Sequence[RunKey]) -> bool:
+    """Whether any run takes DeskCraft's task facts, so its `tasks` partition must exist
+    (levels, modes and flags for the marts)."""
+    return any(task_family(k.benchmark, k.format) == FAMILY_DESKCRAFT for k in keys)
+
+
 def facts_by_benchmark(
-    wh: Warehouse, keys: list[tuple[str, str, str]], human_version: str
+    wh: Warehouse, keys: Sequence[RunKey], human_version: str
 ) -> dict[str, TaskFacts]:
-    """The facts each (benchmark, run_id, format) key needs, one lookup per family: DeskCraft
-    runs (by benchmark or by format) use DeskCraft's tasks, all others OSWorld's."""
+    """The facts each run needs, one lookup per family (`task_family`: the format's,
+    DeskCraft's for every DeskCraft-benchmark run)."""
     out: dict[str, Any] = {}
-    for benchmark, _, fmt in keys:
-        family = "deskcraft" if benchmark == "deskcraft" or fmt == "deskcraft" else "osworld"
+    for key in keys:
+        family = task_family(key.benchmark, key.format)
         if family not in out:
             out[family] = task_facts(wh, family, human_version)
     return out

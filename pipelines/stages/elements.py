@@ -21,18 +21,6 @@ class RunWork(NamedTuple):
         return self.key.partition
 
 
-class TaskWork(NamedTuple):
-    """One task folder to read: an episode. Carries no other task, so it pickles small."""
-
-    source: str
-    benchmark: str
-    run_id: str
-    run_path: str
-    format: str
-    task: Any  # collectors.layout.TaskFolder
-    reported: dict[str, Any] | None
-
-
 class SourceListing(NamedTuple):
     """What listing one source found: its runs, how many files it holds, and the problems
     that belong to the source rather than to a run (unreadable archive, unsafe member, no task

@@ -37,7 +37,7 @@ def write_source_problems(wh: Any, benchmark: str, source_run_id: str, rows: lis
 
 class IngestStage(RunStage):
     """RunWork -> the run's partitions, written atomically: runs, episodes, steps, llm_calls
-    (an empty file when the archive records no call), interactions (DeskCraft runs) and this
+    (an empty file when the archive records no call), interactions (formats that record them) and this
     stage's quarantine."""
 
     label = "runs written"
@@ -118,8 +118,8 @@ class IngestStage(RunStage):
         self.wh.write("episodes", [r.episode for r in reads], part)
         self.wh.write("steps", [s for r in reads for s in r.steps], part)
         self.wh.write("llm_calls", [c for o in outs for c in o.llm_calls], part)
-        if any(hasattr(o, "interactions") for o in outs):  # DeskCraft episodes carry them
-            talk = [i for o in outs for i in getattr(o, "interactions", ())]
+        if any(o.interactions is not None for o in outs):  # formats that record exchanges
+            talk = [i for o in outs for i in o.interactions or ()]
             self.wh.write("interactions", talk, part)
         if quarantine:
             self.wh.write("quarantine", sorted_quarantine(quarantine), part, file=STAGE)

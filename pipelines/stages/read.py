@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
-from deskscore.pipelines.stages.elements import RunWork, TaskWork
+from deskscore.pipelines.stages.elements import RunWork
 
 INGEST_VERSION = 1
 """Bumped whenever a reader's rows for the same bytes change: part of every run's content
@@ -31,47 +31,20 @@ class RunRead(NamedTuple):
     quarantine: list[dict[str, Any]]
 
 
-def read_task(source: Any, work: TaskWork) -> Any:
-    """One task folder -> EpisodeCalls, by the run's format."""
-    from deskscore.collectors.layout import RunFolder
-    from deskscore.collectors.osworld import EpisodeCalls, read_episode_calls
-    from deskscore.collectors.uitars import read_uitars_episode
-
-    run = RunFolder(work.run_path, work.format, ())
-    kwargs: dict[str, Any] = {"run_id": work.run_id, "benchmark": work.benchmark}
-    if work.format == "uitars":
-        return EpisodeCalls(read_uitars_episode(source, run, work.task, **kwargs), [])
-    if work.format == "deskcraft":  # OSWorld files + interaction log: a DeskcraftEpisode
-        from deskscore.collectors.deskcraft import read_deskcraft_episode
-
-        return read_deskcraft_episode(source, run, work.task, reported=work.reported, **kwargs)
-    return read_episode_calls(source, run, work.task, reported=work.reported, **kwargs)
-
-
 def read_run(source: Any, run: Any, work: RunWork) -> RunRead:
-    """Read the run `run` (a collectors.layout.RunFolder of `source`) completely."""
+    """Read the run `run` (a collectors.layout.RunFolder of `source`) completely, with the
+    readers of its format."""
     from deskscore.collectors.archives import DigestingSource
-    from deskscore.collectors.run_meta import read_run_meta
+    from deskscore.collectors.formats import get
     from deskscore.schemas import SCHEMA_VERSION
 
     key = work.key
+    fmt = get(key.format)
     digesting = DigestingSource(source)
-    meta = read_run_meta(digesting, run, run_id=key.run_id, benchmark=key.benchmark)
-    episodes = [
-        read_task(
-            digesting,
-            TaskWork(
-                key.source,
-                key.benchmark,
-                key.run_id,
-                work.run_path,
-                key.format,
-                task,
-                meta.reported.get((task.domain, task.task_id)),
-            ),
-        )
-        for task in run.tasks
-    ]
+    meta = fmt.read_run_meta(digesting, run, run_id=key.run_id, benchmark=key.benchmark)
+    episodes = fmt.episodes(
+        digesting, run, run_id=key.run_id, benchmark=key.benchmark, reported=meta.reported
+    )
     episodes.sort(key=lambda o: tuple(o.read.episode[k] for k in _EPISODE_KEY))
     row = dict(meta.run)
     row["source_stamp"] = work.source_stamp

@@ -19,8 +19,9 @@ HumanRefs = Sequence[tuple[str, str, int, int]]
 class ScoresStage(RunStage):
     """Score each run against the human references, under one configuration.
 
-    UI-TARS submissions name tasks by instruction, not id: they are scored against
-    `human_by_instruction`, ('uitars', instruction, single, grouped) rows.
+    Runs of a format whose tasks key into human data by instruction (UI-TARS submissions name
+    tasks by instruction, not id) are scored against `human_by_instruction`, ('uitars',
+    instruction, single, grouped) rows.
     """
 
     label = "runs scored"
@@ -42,12 +43,14 @@ class ScoresStage(RunStage):
         self.human_by_instruction = list(human_by_instruction)
 
     def run(self, key: RunKey) -> None:
+        from deskscore.collectors.formats import BY_INSTRUCTION, get
         from deskscore.scorers.run import score_run
 
+        by_instruction = get(key.format).human_key == BY_INSTRUCTION
         episodes: list[dict[str, Any]] = self.wh.read("episodes", key.partition).to_pylist()
         episode_rows, run_row = score_run(
             episodes,
-            self.human_by_instruction if key.format == "uitars" else self.human,
+            self.human_by_instruction if by_instruction else self.human,
             run_id=key.run_id,
             benchmark=key.benchmark,
             human_version=self.config.human_version,

@@ -16,10 +16,6 @@ from deskscore.pipelines.stages.base import RunKey, RunStage
 _STEP_COLUMNS = ["domain", "task_id", "step_idx", "action_kind", "info_json"]
 
 
-def _family(benchmark: str, fmt: str) -> str:
-    return "deskcraft" if benchmark == "deskcraft" or fmt == "deskcraft" else "osworld"
-
-
 class VerdictsStage(RunStage):
     """A run's episodes and last executed steps -> its archived and recomputed verdict files.
 
@@ -39,6 +35,7 @@ class VerdictsStage(RunStage):
         self.facts = {k: dict(v) for k, v in facts.items()}
 
     def run(self, key: RunKey) -> None:
+        from deskscore.collectors.formats import task_family
         from deskscore.scorers.verdicts import (
             ARCHIVED,
             RECOMPUTED,
@@ -51,7 +48,7 @@ class VerdictsStage(RunStage):
         steps: dict[tuple[str, str], list[dict]] = {}
         for s in self.wh.read("steps", part, columns=_STEP_COLUMNS).to_pylist():
             steps.setdefault((s["domain"], s["task_id"]), []).append(s)
-        facts = self.facts.get(_family(key.benchmark, key.format), {})
+        facts = self.facts.get(task_family(key.benchmark, key.format), {})
         rows: list[dict[str, Any]] = []
         for ep in sorted(episodes, key=lambda e: (e["domain"], e["task_id"])):
             ep_steps = sorted(

@@ -12,9 +12,9 @@ import pytest
 from deskscore.collectors.human import load_bundled
 from deskscore.collectors.synthetic import AgentProfile, write_run
 from deskscore.collectors.warehouse import Warehouse
+from deskscore.pipelines.jobs.cost import run_costs
 from deskscore.pipelines.jobs.ingest import run_ingest
 from deskscore.pipelines.options import CostOptions, IngestOptions
-from deskscore.pipelines.jobs.cost import run_costs
 from deskscore.sql import connect, mart_names
 
 COST_MARTS = ("latency_breakdown", "latency_by_step", "cost_by_step", "cost_growth",

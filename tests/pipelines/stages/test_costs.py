@@ -13,10 +13,10 @@ import pytest
 from deskscore.collectors.human import load_bundled
 from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.cli.main import main
+from deskscore.pipelines.jobs.cost import run_costs
 from deskscore.pipelines.jobs.ingest import run_ingest
 from deskscore.pipelines.jobs.score import run_score
 from deskscore.pipelines.options import CostOptions, IngestOptions, ScoreOptions
-from deskscore.pipelines.jobs.cost import run_costs
 from deskscore.scorers.cost import PRICE_COLUMNS, PriceError
 from deskscore.sql import connect
 
