@@ -81,6 +81,7 @@ class DeskAgent:
 
 @cache
 def _settings() -> dict[str, Any]:
+    """The generator's settings document (datasets/synthetic_deskcraft.json), read once."""
     raw = resources.files("deskscore.datasets").joinpath(SETTINGS_FILE).read_text("utf-8")
     return json.loads(raw)
 
