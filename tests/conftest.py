@@ -39,7 +39,7 @@ def sec_eval_dir(reference_data: Path) -> Path:
 def deskcraft_archive(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Two generated DeskCraft runs over a slice of the real tasks (interactive ones included),
     ingested and scored once for every test that needs them; `plans` is what was generated."""
-    from deskscore.collectors.synthetic_deskcraft import task_slice, write_archive
+    from deskscore.collectors.synthetic.deskcraft import task_slice, write_archive
     from deskscore.pipelines.jobs.ingest import run_ingest
     from deskscore.pipelines.jobs.score import run_score
 

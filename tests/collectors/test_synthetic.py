@@ -10,6 +10,7 @@ import re
 import statistics
 import uuid
 import zipfile
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,10 @@ from deskscore.collectors.synthetic import (
     write_run,
     write_zip,
 )
+from deskscore.collectors.synthetic import planning as planning_module
+from deskscore.collectors.synthetic.demo import bundled_tasks
+from deskscore.collectors.synthetic.profiles import profiles_path
+from deskscore.collectors.synthetic.texts import TEXTS_FILE, parse_texts, texts
 from deskscore.scorers.domains import OSWORLD_DOMAINS
 
 BASE_KEYS = {
@@ -388,12 +393,46 @@ def test_bundled_profiles_are_clearly_different() -> None:
 
 
 def test_a_profile_with_a_misspelt_field_is_refused(tmp_path: Path) -> None:
-    raw = json.loads(synthetic._profiles_path().read_text())
+    raw = json.loads(profiles_path().read_text())
     raw["profiles"][0]["skil"] = raw["profiles"][0].pop("skill")
     path = tmp_path / "agents.json"
     path.write_text(json.dumps(raw))
     with pytest.raises(ValueError, match="skil"):
         load_profiles(path)
+
+
+# --------------------------------------------------------------------------- text tables
+
+
+def test_text_tables_cover_every_domain_and_every_action() -> None:
+    tables = texts()
+    for table in (tables.targets, tables.texts, tables.hotkeys):
+        assert set(table) == set(OSWORLD_DOMAINS)
+        assert all(entries for entries in table.values())
+    assert all(
+        isinstance(combo, tuple) and all(k and "+" not in k for k in combo)
+        for combos in tables.hotkeys.values()
+        for combo in combos
+    )
+    ops = {"click", "double_click", "right_click", "move", "write", "press", "hotkey"}
+    assert ops | {"scroll", "wait", "done", "fail"} <= set(tables.intents)
+    assert all(float(p) < 1 for p in tables.partials)
+    assert all(e.format(d="chrome", i="x") for e in tables.errors)
+
+
+def test_what_agents_say_and_type_comes_from_the_text_tables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    raw = json.loads(resources.files("deskscore.datasets").joinpath(TEXTS_FILE).read_text())
+    raw["openers"] = ["Marker opener about {t}."]
+    raw["texts"] = {d: ["marker typed text"] for d in raw["texts"]}
+    edited = parse_texts(raw)
+    monkeypatch.setattr(planning_module, "texts", lambda: edited)
+    plans = plan_run(profile(error_rate=0.0), made_up_tasks(), seed=0)
+    turns = [t for p in plans for t in p.turns]
+    assert turns and all(t.response.startswith("Marker opener about ") for t in turns)
+    typed = {a.text for t in turns for a in t.acts if a.op == "write"}
+    assert typed == {"marker typed text"}
 
 
 # --------------------------------------------------------------------------- the demo
@@ -423,7 +462,7 @@ def test_demo_sources_are_folders_and_one_zip(demo: synthetic.DemoArchive) -> No
 
 
 def test_demo_manifest_counts_match_the_files(demo: synthetic.DemoArchive, demo_folders) -> None:
-    n_human = len(synthetic._bundled_tasks("verified"))
+    n_human = len(bundled_tasks("verified"))
     for run in demo.runs:
         s = run.stats
         folders = demo_folders[s.agent]

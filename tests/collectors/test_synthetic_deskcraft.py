@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import json
+from importlib import resources
 from pathlib import Path
 
+import pytest
+
 from deskscore.collectors.deskcraft_tasks import load_bundled_tasks
-from deskscore.collectors.synthetic_deskcraft import (
+from deskscore.collectors.synthetic import deskcraft
+from deskscore.collectors.synthetic.deskcraft import (
     AGENTS,
+    SETTINGS_FILE,
+    load_agents,
     plan_episode,
     plan_run,
     run_root,
     task_slice,
+    write_archive,
     write_run,
 )
 
@@ -79,3 +86,38 @@ def test_written_files_follow_deskcraft_runners(tmp_path: Path) -> None:
         else:
             assert not (folder / "interaction_log.json").exists()
             assert all("phase" not in x for x in lines)
+
+
+def test_the_archive_is_played_by_the_agents_of_the_settings_file(tmp_path: Path) -> None:
+    settings = json.loads(resources.files("deskscore.datasets").joinpath(SETTINGS_FILE).read_text())
+    names = [a["name"] for a in settings["agents"]]
+    assert [a.name for a in AGENTS] == names and len(names) >= 2
+    plans = write_archive(tmp_path, tasks=task_slice(per_group=1)[:4])
+    assert list(plans) == names
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(names)
+
+
+def test_steps_are_drawn_from_the_settings_step_actions(tmp_path: Path) -> None:
+    settings = json.loads(resources.files("deskscore.datasets").joinpath(SETTINGS_FILE).read_text())
+    heads = {t.split("(")[0] for t in settings["step_actions"]}
+    plans = write_run(tmp_path, AGENTS[0], task_slice(per_group=1))
+    root = run_root(tmp_path, AGENTS[0])
+    seen = set()
+    for p in plans:
+        lines = (root / p.app / p.task_id / "traj.jsonl").read_text().splitlines()
+        for turn, line in zip(p.turns, lines, strict=True):
+            if turn.kind == "step":
+                seen.add(json.loads(line)["action"].split("(")[0])
+    assert seen == heads
+
+
+def test_an_agent_with_a_misspelt_field_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = json.loads(resources.files("deskscore.datasets").joinpath(SETTINGS_FILE).read_text())
+    settings["agents"][1]["skil"] = settings["agents"][1].pop("skill")
+    monkeypatch.setattr(deskcraft, "_settings", lambda: settings)
+    load_agents.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="skil"):
+            load_agents()
+    finally:
+        load_agents.cache_clear()

@@ -1,6 +1,6 @@
 """The DeskCraft marts on generated runs whose figures are known from the generator's plans.
 
-Every expected figure below is computed from the plans (`synthetic_deskcraft.plan_episode`),
+Every expected figure below is computed from the plans (`synthetic.deskcraft.plan_episode`),
 not from the warehouse: the readers, the pipeline and the SQL must all agree with what was
 generated.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from deskscore.collectors.synthetic_deskcraft import AGENTS, EpisodePlan
+from deskscore.collectors.synthetic.deskcraft import AGENTS, EpisodePlan
 from deskscore.sql import connect
 
 

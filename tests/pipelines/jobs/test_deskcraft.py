@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from deskscore.collectors.synthetic_deskcraft import AGENTS, task_slice, write_archive
+from deskscore.collectors.synthetic.deskcraft import AGENTS, task_slice, write_archive
 from deskscore.pipelines.cli.check import check_warehouse
 from deskscore.pipelines.cli.main import main
 from deskscore.pipelines.cli.report import build_report

@@ -23,7 +23,9 @@ plans, independently of the readers and the SQL. The plan follows the runner's p
 Verdict material is planned too: some episodes end with FAIL (the final-FAIL rule scores
 them 0), some archive per-metric scores (`eval_details.json`) that the conj rule combines,
 and a few have a result.txt that contradicts what the archive shows (`tampered`), which the
-recomputed verdicts must report as disagreements. Only the standard library is used.
+recomputed verdicts must report as disagreements. Agents and the code of their steps are data
+(datasets/synthetic_deskcraft.json), read once when first needed. Only the standard library
+is used.
 """
 
 from __future__ import annotations
@@ -31,11 +33,14 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
+SETTINGS_FILE = "synthetic_deskcraft.json"
 ACTION_SPACE = "pyautogui"
 OBSERVATION = "screenshot"
 _START = datetime(2026, 3, 2, 9, 0, 0)
@@ -74,10 +79,42 @@ class DeskAgent:
     """Probability that a failing agent ends with FAIL rather than DONE."""
 
 
-AGENTS: tuple[DeskAgent, ...] = (
-    DeskAgent("deskcraft-strong", 0.8, 0.7, 0.85, 0.05, 6, 40, 0.25, 0.3),
-    DeskAgent("deskcraft-weak", 0.5, 0.45, 0.35, 0.15, 9, 25, 0.2, 0.5),
-)
+@cache
+def _settings() -> dict[str, Any]:
+    """The generator's settings document (datasets/synthetic_deskcraft.json), read once."""
+    raw = resources.files("deskscore.datasets").joinpath(SETTINGS_FILE).read_text("utf-8")
+    return json.loads(raw)
+
+
+@cache
+def load_agents() -> tuple[DeskAgent, ...]:
+    """The bundled agents, in the settings' order (which is the order runs are written in).
+
+    Raises ValueError naming the agent and the fields when an entry does not match DeskAgent:
+    the settings are written by hand, and a typo must not silently change what is generated.
+    """
+    names = {f.name for f in fields(DeskAgent)}
+    out = []
+    for i, raw in enumerate(_settings()["agents"]):
+        if set(raw) != names:
+            raise ValueError(
+                f"{SETTINGS_FILE}: agent {i} ({raw.get('name', '?')}): unknown fields "
+                f"{sorted(set(raw) - names)}, missing fields {sorted(names - set(raw))}"
+            )
+        out.append(DeskAgent(**raw))
+    return tuple(out)
+
+
+def _step_actions() -> list[str]:
+    """pyautogui code templates of an environment step ({x}, {y}: a screen point)."""
+    return _settings()["step_actions"]
+
+
+def __getattr__(name: str) -> Any:
+    """`AGENTS`, read from the settings when first asked for."""
+    if name == "AGENTS":
+        return load_agents()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -307,16 +344,7 @@ def _action(kind: str, rng: random.Random) -> tuple[Any, dict, bool]:
     if kind == "ask":
         return "CALL_USER", {}, False
     x, y = rng.randint(20, 1900), rng.randint(20, 1060)
-    code = rng.choice(
-        (
-            f"import pyautogui; pyautogui.click({x}, {y})",
-            f"import pyautogui; pyautogui.doubleClick({x}, {y})",
-            "import pyautogui; pyautogui.hotkey('ctrl', 's')",
-            "import pyautogui; pyautogui.typewrite('report')",
-            f"import pyautogui; pyautogui.scroll(-3, {x}, {y})",
-        )
-    )
-    return code, {}, False
+    return rng.choice(_step_actions()).format(x=x, y=y), {}, False
 
 
 def _phase_text(plan: EpisodePlan, phase: int) -> str:
@@ -431,11 +459,14 @@ def task_slice(per_group: int = 2) -> list[dict[str, Any]]:
 def write_archive(
     out_dir: Path,
     tasks: Sequence[Mapping[str, Any]] | None = None,
-    agents: Sequence[DeskAgent] = AGENTS,
+    agents: Sequence[DeskAgent] | None = None,
     seed: int = 0,
 ) -> dict[str, list[EpisodePlan]]:
     """One result dir per agent under `out_dir` (`<out_dir>/<agent>/...`); agent -> plans.
-    Without `tasks`, every DeskCraft task of the bundled figures is played."""
+    Without `tasks`, every DeskCraft task of the bundled figures is played; without `agents`,
+    every bundled agent plays."""
+    if agents is None:
+        agents = load_agents()
     if tasks is None:
         from deskscore.collectors.deskcraft_tasks import load_bundled_tasks
 
@@ -444,14 +475,14 @@ def write_archive(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m deskscore.collectors.synthetic_deskcraft OUT [SEED]`: every DeskCraft task
-    played by each agent of `AGENTS`, one result dir per agent under OUT."""
+    """`python -m deskscore.collectors.synthetic.deskcraft OUT [SEED]`: every DeskCraft task
+    played by each bundled agent, one result dir per agent under OUT."""
     import sys
 
     args = list(sys.argv[1:] if argv is None else argv)
     if not 1 <= len(args) <= 2:
         print(
-            "usage: python -m deskscore.collectors.synthetic_deskcraft OUT [SEED]", file=sys.stderr
+            "usage: python -m deskscore.collectors.synthetic.deskcraft OUT [SEED]", file=sys.stderr
         )
         return 2
     plans = write_archive(Path(args[0]), seed=int(args[1]) if len(args) > 1 else 0)
