@@ -17,7 +17,7 @@ from deskscore.collectors.formats import Format, FormatError, Found, each_folder
 from deskscore.collectors.human import load_bundled
 from deskscore.collectors.layout import TaskFolder, discover
 from deskscore.collectors.source import open_source
-from deskscore.collectors.synthetic_deskcraft import task_slice, write_archive
+from deskscore.collectors.synthetic.deskcraft import task_slice, write_archive
 from deskscore.pipelines.options import IngestOptions, ScoreOptions
 
 PLUGIN_DIR = Path(__file__).parent / "plugin"
