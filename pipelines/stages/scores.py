@@ -47,6 +47,7 @@ class ScoreRunFn(beam.DoFn):
 
     @per_run
     def process(self, key: tuple[str, str, str]) -> Iterator[str]:
+        from deskscore.scorers import config as scoring
         from deskscore.scorers.run import score_run
 
         benchmark, run_id, run_format = key[:3]
@@ -57,9 +58,9 @@ class ScoreRunFn(beam.DoFn):
             self.human_by_instruction if run_format == "uitars" else self.human,
             run_id=run_id,
             benchmark=benchmark,
-            human_version=self.config.human_version,
-            max_steps_scoring=self.config.max_steps_scoring,
-            compat=self.config.compat,
+            config=scoring.ScoreConfig(
+                self.config.human_version, self.config.max_steps_scoring, self.config.compat
+            ),
         )
         self.scored.inc()
         progress.tick("runs scored")

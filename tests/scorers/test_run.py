@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deskscore.schemas import TABLES, conform_rows
+from deskscore.scorers.config import ScoreConfig
 from deskscore.scorers.run import match_human, score_run
 
 DOMAINS = ("chrome", "gimp", "libreoffice_calc", "os", "thunderbird", "vlc", "multi_apps")
@@ -127,9 +128,7 @@ def _score(episodes, human, mss=15, compat="osworld-human", **kw):
         human,
         run_id="r1",
         benchmark="osworld",
-        human_version="verified",
-        max_steps_scoring=mss,
-        compat=compat,
+        config=ScoreConfig("verified", mss, compat),
         **kw,
     )
 
