@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from deskscore.pipelines.cli.columns import LEADERBOARD_COLUMNS
+from deskscore.pipelines.cli.columns import leaderboard_columns
 from deskscore.pipelines.cli.output import render, render_relation
 
 
@@ -449,14 +449,11 @@ def leaderboard_text(warehouse: str, fmt: str = "table", **filters: Any) -> str:
     con = connect(warehouse)
     where = " AND ".join(f"{k} = ${k}" for k, v in filters.items() if v is not None) or "true"
     params = {k: v for k, v in filters.items() if v is not None}
-    cols = ", ".join(c for c, _ in LEADERBOARD_COLUMNS)
+    columns = leaderboard_columns()
+    cols = ", ".join(c for c, _ in columns)
     relation = con.sql(f"SELECT {cols} FROM leaderboard WHERE {where}", params=params)
     rows = relation.fetchall()
-    headers = (
-        [h for _, h in LEADERBOARD_COLUMNS]
-        if fmt in {"table", "md"}
-        else [c for c, _ in LEADERBOARD_COLUMNS]
-    )
+    headers = [h for _, h in columns] if fmt in {"table", "md"} else [c for c, _ in columns]
     return render(headers, rows, fmt)
 
 

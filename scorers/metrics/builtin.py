@@ -1,6 +1,8 @@
 """deskscore's metrics: OSWorld's and OSWorld-Human's figures, step ratios, cost and time.
 
-Registration order is the leaderboard's column order. Sums run as OSWorld-Human's score.py
+Registration order is the leaderboard's column order. A metric added here adds columns to the
+score tables: bump deskscore.schemas.SCHEMA_VERSION with it (a changed definition bumps the
+metric's own version instead). Sums run as OSWorld-Human's score.py
 runs them (builtin `sum` over the human tasks in the human data's order; the success sum left
 to right from int 0), so the figures are character-identical to it; see scorers/wes.py for
 the rule sets.
