@@ -5,9 +5,12 @@ calls it per run and `score.py` calls it in-process, so both give the same figur
 construction. The rules are those of `deskscore.scorers.wes` (see its docstring for what
 'osworld-human' reproduces and what 'deskscore' fixes).
 
-Order matters for the last printed digit: the WES sums use the builtin `sum` over the human
-tasks in the order given, and the success sum adds left to right from int 0, exactly as
-OSWorld-Human's score.py does, so the printed figures are character-identical to it.
+The figures are the registered metrics' (`deskscore.scorers.metrics`); this module prepares
+what they are computed from (each episode's r and t_agent under the rule set, its human
+reference, the step budget S, the match of human tasks to episodes) and runs them. Order
+matters for the last printed digit: the WES sums use the builtin `sum` over the human tasks in
+the order given, and the success sum adds left to right from int 0, exactly as OSWorld-Human's
+score.py does, so the printed figures are character-identical to it.
 """
 
 from __future__ import annotations
@@ -170,14 +173,14 @@ def _has_ref(e: _Ep, hd: dict[tuple[str, str], tuple[int, int]]) -> tuple[int, i
 
 def _facts(e: _Ep, ref: tuple[int, int] | None, scored: bool) -> EpisodeFacts:
     return EpisodeFacts(
-        e.domain,
-        e.task_id,
-        e.r,
-        e.t_agent,
-        ref[0] if ref else None,
-        ref[1] if ref else None,
-        ref is not None,
-        scored,
+        domain=e.domain,
+        task_id=e.task_id,
+        reward=e.r,
+        t_agent=e.t_agent,
+        t_human_single=ref[0] if ref else None,
+        t_human_grouped=ref[1] if ref else None,
+        has_human_ref=ref is not None,
+        scored=scored,
     )
 
 
