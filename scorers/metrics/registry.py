@@ -70,7 +70,7 @@ def score_fields(table: str) -> tuple[Field, ...]:
 
 
 def field(m: Metric) -> Field:
-    """The run-level column of a metric: its run_scores field, or its field in `m.table`."""
+    """A metric's field: in run_scores for one score_run computes, else in `m.table`."""
     table = m.table or RUN_TABLE
     return next(f for f in TABLES[table].fields if f.name == m.name)
 
