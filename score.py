@@ -34,6 +34,7 @@ try:
     from deskscore.collectors.ids import thunderbird_old_to_new
     from deskscore.collectors.layout import RunFolder, TaskFolder
     from deskscore.collectors.osworld import count_lines
+    from deskscore.scorers.config import ScoreConfig
     from deskscore.scorers.domains import OSWORLD_DOMAINS, UITARS_DOMAIN
     from deskscore.scorers.run import match_human, score_run
 except ImportError as _e:  # pragma: no cover - only without the package installed
@@ -347,9 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         human,
         run_id="score.py",
         benchmark="osworld",
-        human_version=args.human_version or "folder",
-        max_steps_scoring=args.max_steps_scoring,
-        compat=args.compat,
+        config=ScoreConfig(args.human_version or "folder", args.max_steps_scoring, args.compat),
         extra_t_agent=run.extra_t,
     )
     keys = set()

@@ -3,7 +3,8 @@
 Types are short names resolved by `deskscore.schemas.validate`: string, json (a string that
 holds JSON), bool, int32, int64, float64, timestamp (microseconds, UTC), list<string>,
 list<list<string>>. Every field is nullable unless `required` is set: a column that one
-archive format lacks stays null, it is never invented.
+archive format lacks stays null, it is never invented. The metric columns of episode_scores
+and run_scores come from the metric registry (see METRIC_COLUMNS).
 """
 
 from __future__ import annotations
@@ -491,6 +492,16 @@ QUARANTINE = _t(
     Field("excerpt", "string", "The first bytes of the offending input (at most 200 characters)."),
 )
 
+METRIC_COLUMNS = Field(
+    "*",
+    "metrics",
+    "Stands where the metric registry's columns go; set_metric_fields puts them in its place.",
+)
+"""The score tables' metric columns are declared with the metrics (deskscore.scorers.metrics),
+which fills them in through `set_metric_fields`: this package imports nothing of ours. Until the
+registry is imported the placeholder stays, so a premature use fails instead of silently
+missing columns."""
+
 EPISODE_SCORES = _t(
     "episode_scores",
     "Per-episode figures against one human data version and step budget S.",
@@ -524,17 +535,7 @@ EPISODE_SCORES = _t(
     ),
     Field("t_human_single", "int32", "Human single-action steps."),
     Field("t_human_grouped", "int32", "Human grouped-action steps."),
-    Field("step_ratio_single", "float64", "t_agent / t_human_single."),
-    Field("step_ratio_grouped", "float64", "t_agent / t_human_grouped."),
-    Field("wes_plus_single", "float64", "r * t_human_single / t_agent (0 when t_agent is 0)."),
-    Field("wes_plus_grouped", "float64", "r * t_human_grouped / t_agent (0 when t_agent is 0)."),
-    Field("wes_minus", "float64", "-(1 - r) * t_agent / S."),
-    Field(
-        "wes_single",
-        "float64",
-        "Combined WES, second form: wes_plus_single * (1 - mean_t_fail / S), the run's factor.",
-    ),
-    Field("wes_grouped", "float64", "Combined WES, second form, grouped granularity."),
+    METRIC_COLUMNS,
     Field("compat", "string", "Scoring rules: deskscore (default) or osworld-human.", True),
 )
 
@@ -564,37 +565,7 @@ RUN_SCORES = _t(
     Field(
         "n_tasks_matched", "int32", "Episodes with a usable result that match a human task.", True
     ),
-    Field(
-        "success_rate_run",
-        "float64",
-        "sum(r) / n_tasks_run, as OSWorld's show_result.py (null when nothing ran).",
-    ),
-    Field(
-        "success_rate_human",
-        "float64",
-        "sum(r over matched) / N, as OSWorld-Human's 'Original OSWorld Result'.",
-    ),
-    Field("strict_success_rate_run", "float64", "Share of run tasks with r == 1."),
-    Field("wes_plus_single", "float64", "Mean single-action WES+ over N."),
-    Field("wes_plus_grouped", "float64", "Mean grouped-action WES+ over N."),
-    Field("wes_minus", "float64", "Mean WES- over N."),
-    Field(
-        "mean_t_fail",
-        "float64",
-        "Failure-weighted mean t_agent of failed tasks: sum((1-r) t) / sum(1-r).",
-    ),
-    Field("wes_single", "float64", "Combined WES (second form), single-action."),
-    Field("wes_grouped", "float64", "Combined WES (second form), grouped-action."),
-    Field(
-        "mean_step_ratio_single",
-        "float64",
-        "Mean t_agent / t_human_single over successful matched tasks.",
-    ),
-    Field(
-        "mean_step_ratio_grouped",
-        "float64",
-        "Mean t_agent / t_human_grouped over successful matched tasks.",
-    ),
+    METRIC_COLUMNS,
 )
 
 SCREENSHOTS = _t(
@@ -1070,3 +1041,20 @@ TABLES: dict[str, Table] = {
         JUDGE_CALLS,
     )
 }
+
+_DECLARED: dict[str, Table] = {t.name: t for t in (EPISODE_SCORES, RUN_SCORES)}
+
+
+def set_metric_fields(table: str, fields: tuple[Field, ...]) -> None:
+    """Put `fields` in the place of `table`'s METRIC_COLUMNS: the hook the metric registry
+    fills whenever a metric is registered or removed."""
+    declared = _DECLARED[table]
+    at = declared.fields.index(METRIC_COLUMNS)
+    TABLES[table] = declared._replace(
+        fields=declared.fields[:at] + tuple(fields) + declared.fields[at + 1 :]
+    )
+
+
+def awaiting_metrics(table: str) -> bool:
+    """Whether `table` still holds METRIC_COLUMNS: the metric registry was never imported."""
+    return METRIC_COLUMNS in TABLES[table].fields

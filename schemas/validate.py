@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from deskscore.schemas.tables import SCHEMA_VERSION, TABLES, Table
+from deskscore.schemas.tables import SCHEMA_VERSION, TABLES, Table, awaiting_metrics
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -18,9 +18,15 @@ if TYPE_CHECKING:
 def table(name: str) -> Table:
     """The declaration of table `name`; a clear error names the known tables."""
     try:
-        return TABLES[name]
+        decl = TABLES[name]
     except KeyError:
         raise KeyError(f"unknown table {name!r}; known: {', '.join(sorted(TABLES))}") from None
+    if awaiting_metrics(name):
+        raise RuntimeError(
+            f"{name}'s metric columns are declared by the metric registry: import "
+            "deskscore.scorers.metrics before using the table"
+        )
+    return decl
 
 
 def _arrow_type(type_name: str) -> pa.DataType:
@@ -42,12 +48,16 @@ def _arrow_type(type_name: str) -> pa.DataType:
     raise ValueError(f"unknown field type {type_name!r}")
 
 
-@cache
 def arrow_schema(name: str) -> pa.Schema:
     """The pyarrow schema of table `name`, with each field's doc and the schema version as metadata."""
+    return _arrow_schema(table(name))
+
+
+@cache
+def _arrow_schema(decl: Table) -> pa.Schema:
+    """Cached by declaration, not name: registering a metric changes the score tables'."""
     import pyarrow as pa
 
-    decl = table(name)
     fields = [
         pa.field(
             f.name,

@@ -5,9 +5,12 @@ calls it per run and `score.py` calls it in-process, so both give the same figur
 construction. The rules are those of `deskscore.scorers.wes` (see its docstring for what
 'osworld-human' reproduces and what 'deskscore' fixes).
 
-Order matters for the last printed digit: the WES sums use the builtin `sum` over the human
-tasks in the order given, and the success sum adds left to right from int 0, exactly as
-OSWorld-Human's score.py does, so the printed figures are character-identical to it.
+The figures are the registered metrics' (`deskscore.scorers.metrics`); this module prepares
+what they are computed from (each episode's r and t_agent under the rule set, its human
+reference, the step budget S, the match of human tasks to episodes) and runs them. Order
+matters for the last printed digit: the WES sums use the builtin `sum` over the human tasks in
+the order given, and the success sum adds left to right from int 0, exactly as OSWorld-Human's
+score.py does, so the printed figures are character-identical to it.
 """
 
 from __future__ import annotations
@@ -15,24 +18,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from deskscore.scorers.config import ScoreConfig
 from deskscore.scorers.domains import OSWORLD_DOMAINS, UITARS_DOMAIN
-from deskscore.scorers.success import (
-    is_strict_success,
-    strict_success_rate,
-    success_rate_human,
-    success_rate_run,
-)
-from deskscore.scorers.wes import (
-    as_count,
-    check_compat,
-    mean_t_fail,
-    step_budget,
-    step_ratio,
-    usable_reward,
-    wes_factor,
-    wes_minus,
-    wes_plus,
-)
+from deskscore.scorers.metrics import HUMAN_TASKS, EpisodeFacts, RunFacts, computed
+from deskscore.scorers.success import is_strict_success
+from deskscore.scorers.wes import as_count, check_compat, step_budget, usable_reward
 
 _FALLBACK_DOMAIN = "thunderbird"  # renumbered on 2025-02-10; old-id folders still match
 
@@ -181,8 +171,17 @@ def _has_ref(e: _Ep, hd: dict[tuple[str, str], tuple[int, int]]) -> tuple[int, i
     return ref
 
 
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+def _facts(e: _Ep, ref: tuple[int, int] | None, scored: bool) -> EpisodeFacts:
+    return EpisodeFacts(
+        domain=e.domain,
+        task_id=e.task_id,
+        reward=e.r,
+        t_agent=e.t_agent,
+        t_human_single=ref[0] if ref else None,
+        t_human_grouped=ref[1] if ref else None,
+        has_human_ref=ref is not None,
+        scored=scored,
+    )
 
 
 def score_run(
@@ -191,9 +190,7 @@ def score_run(
     *,
     run_id: str,
     benchmark: str,
-    human_version: str,
-    max_steps_scoring: int,
-    compat: str,
+    config: ScoreConfig,
     extra_t_agent: Sequence[int] = (),
 ) -> tuple[list[dict], dict]:
     """EPISODE_SCORES rows (one per episode, in the order given) and the RUN_SCORES row.
@@ -201,116 +198,57 @@ def score_run(
     `human` is (domain, task_id, single_steps, grouped_steps) per human task, in the order the
     sums run (OSWorld-Human's: its dict's order). `extra_t_agent` are step counts of other
     trajectory files of the run (a task folder holding several *.jsonl): OSWorld-Human counts
-    them toward S. Never raises on episode content: fields that are missing, None, NaN or of
-    the wrong type make the episode count as not run, or its t_agent unknown (scored as 0).
+    them toward S. The figures are the registered metrics' (deskscore.scorers.metrics), each
+    computed after the run figures it needs. Never raises on episode content: fields that are
+    missing, None, NaN or of the wrong type make the episode count as not run, or its t_agent
+    unknown (scored as 0).
     """
-    check_compat(compat)
+    compat = config.compat
     eps = _prepare(episodes, compat)
     hd = _human_dict(human)
-    matches = _match(eps, hd)
-    n_human = len(hd)
+    matches = [m for m in _match(eps, hd) if m.episode is not None]
     budget = step_budget(
-        max_steps_scoring,
+        config.max_steps_scoring,
         [e.t_agent for e in eps if e.counts_for_budget] + list(extra_t_agent),
     )
-
-    plus_single: list[float] = []
-    plus_grouped: list[float] = []
-    minus: list[float] = []
-    matched_r: list[float] = []
-    fail_pairs: list[tuple[float, int]] = []
-    per_episode: dict[int, tuple[float, float, float]] = {}
-    for m in matches:
-        if m.episode is None:
-            continue
-        e = eps[m.episode]
-        r = e.r if e.r is not None else 0.0
-        t = e.t_agent or 0
-        ps = wes_plus(r, m.single_steps, t, compat=compat)
-        pg = wes_plus(r, m.grouped_steps, t, compat=compat)
-        wm = wes_minus(r, t, budget)
-        plus_single.append(ps)
-        plus_grouped.append(pg)
-        minus.append(wm)
-        matched_r.append(r)
-        fail_pairs.append((r, t))
-        per_episode[m.episode] = (ps, pg, wm)
-
-    factor = wes_factor(mean_t_fail(fail_pairs), budget)
-    rows = []
-    wes_single_terms: list[float] = []
-    wes_grouped_terms: list[float] = []
-    ratios_single: list[float] = []
-    ratios_grouped: list[float] = []
-    for i, e in enumerate(eps):
-        ref = _has_ref(e, hd)
-        scored = per_episode.get(i)
-        ps = pg = wm = ws = wg = None
-        if scored is not None:
-            ps, pg, wm = scored
-            ws, wg = ps * factor, pg * factor
-        rs = step_ratio(e.t_agent, ref[0]) if ref else None
-        rg = step_ratio(e.t_agent, ref[1]) if ref else None
-        rows.append(
-            {
-                "run_id": run_id,
-                "benchmark": benchmark,
-                "domain": e.domain,
-                "task_id": e.task_id,
-                "human_version": human_version,
-                "max_steps_scoring": max_steps_scoring,
-                "step_budget": budget,
-                "has_human_ref": ref is not None,
-                "scored": scored is not None,
-                "reward": e.r,
-                "success": is_strict_success(e.r) if e.r is not None else None,
-                "t_agent": e.t_agent,
-                "t_human_single": ref[0] if ref else None,
-                "t_human_grouped": ref[1] if ref else None,
-                "step_ratio_single": rs,
-                "step_ratio_grouped": rg,
-                "wes_plus_single": ps,
-                "wes_plus_grouped": pg,
-                "wes_minus": wm,
-                "wes_single": ws,
-                "wes_grouped": wg,
-                "compat": compat,
-            }
-        )
-    # Second-form sums in human order, like the first-form ones.
-    for m in matches:
-        if m.episode is not None:
-            row = rows[m.episode]
-            wes_single_terms.append(row["wes_single"])
-            wes_grouped_terms.append(row["wes_grouped"])
-            if is_strict_success(row["reward"]):
-                if row["step_ratio_single"] is not None:
-                    ratios_single.append(row["step_ratio_single"])
-                if row["step_ratio_grouped"] is not None:
-                    ratios_grouped.append(row["step_ratio_grouped"])
-
-    run_rewards = [e.r for e in eps if e.r is not None]
-    per_n = (lambda xs: sum(xs) / n_human) if n_human else (lambda xs: None)
-    run_row = {
-        "run_id": run_id,
-        "benchmark": benchmark,
-        "human_version": human_version,
-        "max_steps_scoring": max_steps_scoring,
-        "step_budget": budget,
+    figures: dict[str, Any] = {}
+    run = RunFacts(compat, config.max_steps_scoring, budget, len(hd), figures)
+    scored = {m.episode for m in matches}
+    facts = [_facts(e, _has_ref(e, hd), i in scored) for i, e in enumerate(eps)]
+    found = [
+        _facts(eps[m.episode], (m.single_steps, m.grouped_steps), True)  # type: ignore[index]
+        for m in matches
+    ]
+    keys = {"run_id": run_id, "benchmark": benchmark, "human_version": config.human_version}
+    keys |= {"max_steps_scoring": config.max_steps_scoring, "step_budget": budget}
+    rows = [
+        keys
+        | {
+            "domain": f.domain,
+            "task_id": f.task_id,
+            "has_human_ref": f.has_human_ref,
+            "scored": f.scored,
+            "reward": f.reward,
+            "success": is_strict_success(f.reward) if f.reward is not None else None,
+            "t_agent": f.t_agent,
+            "t_human_single": f.t_human_single,
+            "t_human_grouped": f.t_human_grouped,
+            "compat": compat,
+        }
+        for f in facts
+    ]
+    run_row = keys | {
         "compat": compat,
-        "n_human_tasks": n_human,
-        "n_tasks_run": len(run_rewards),
-        "n_tasks_matched": len(matched_r),
-        "success_rate_run": success_rate_run(run_rewards),
-        "success_rate_human": success_rate_human(matched_r, n_human),
-        "strict_success_rate_run": strict_success_rate(run_rewards),
-        "wes_plus_single": per_n(plus_single),
-        "wes_plus_grouped": per_n(plus_grouped),
-        "wes_minus": per_n(minus),
-        "mean_t_fail": mean_t_fail(fail_pairs),
-        "wes_single": per_n(wes_single_terms),
-        "wes_grouped": per_n(wes_grouped_terms),
-        "mean_step_ratio_single": _mean(ratios_single),
-        "mean_step_ratio_grouped": _mean(ratios_grouped),
+        "n_human_tasks": len(hd),
+        "n_tasks_run": sum(1 for e in eps if e.r is not None),
+        "n_tasks_matched": len(matches),
     }
-    return rows, run_row
+    for m in computed():
+        if m.episode is not None:
+            for row, f in zip(rows, facts, strict=True):
+                row[m.name] = m.episode.value(f, run)
+        if m.run is not None:
+            value = m.run.value or m.episode.value  # type: ignore[union-attr]
+            chosen = found if m.run.over == HUMAN_TASKS else facts
+            figures[m.name] = m.run.combine([value(f, run) for f in chosen], run)
+    return rows, run_row | figures

@@ -1,5 +1,12 @@
-"""DuckDB over the warehouse: raw relations, then staging views, then marts, in that order."""
+"""DuckDB over the warehouse: raw relations, then staging views, intermediate building blocks
+and marts, in that order."""
 
-from deskscore.sql.loader import DUCKDB_TYPES, connect, mart_names, staging_names
+from deskscore.sql.loader import (
+    DUCKDB_TYPES,
+    connect,
+    intermediate_names,
+    mart_names,
+    staging_names,
+)
 
-__all__ = ["DUCKDB_TYPES", "connect", "mart_names", "staging_names"]
+__all__ = ["DUCKDB_TYPES", "connect", "intermediate_names", "mart_names", "staging_names"]

@@ -2,17 +2,27 @@
 
 `raw_<table>` reads the table's Parquet files (union_by_name, so a column that only newer
 files have is kept, not silently dropped); a table with no files yet gets a typed empty
-relation, so every view exists and every query works on a fresh warehouse.
+relation, so every view exists and every query works on a fresh warehouse. Then come the
+layers, in order: staging (one view per table: rename and cast only), intermediate (shared
+building blocks) and marts (what users query).
+
+The metric columns are not written out in the SQL: a file names them with an expression the
+loader renders from the metric registry, `{{ name }}` or `{{ name(table) }}` (see
+`EXPRESSIONS`). Alone on its line (a trailing comma allowed) an expression becomes one column
+per line, indented as it is; inside a line, a comma-separated list.
 """
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from deskscore.schemas import TABLES
+from deskscore.scorers import metrics
 
 DUCKDB_TYPES = {
     "string": "VARCHAR",
@@ -27,21 +37,86 @@ DUCKDB_TYPES = {
 }
 
 
-def _sql_files(folder: str) -> list[tuple[str, str]]:
+LAYERS = ("staging", "intermediate", "marts")
+"""The SQL folders, in the order they are applied: each may use the views of those before."""
+
+
+def _metric_casts(table: str) -> list[str]:
+    """Staging: rename and cast each metric column of a score table."""
+    return [
+        f"CAST({f.name} AS {DUCKDB_TYPES[f.type]}) AS {f.name}" for f in metrics.score_fields(table)
+    ]
+
+
+def _board_columns(table: str) -> list[str]:
+    """The leaderboard's figures that `table` stores."""
+    return [m.name for m in metrics.board() if (m.table or "run_scores") == table]
+
+
+def _board_figures() -> list[str]:
+    """The leaderboard's figures as it shows them: percentages as 100 x the fraction."""
+    return [f"100 * {m.name} AS {m.column}" if m.percent else m.name for m in metrics.board()]
+
+
+def _rank_order() -> list[str]:
+    """What the leaderboard ranks by, the better way first."""
+    return [
+        f"{name} {'DESC' if metrics.metric(name).direction == 'higher' else 'ASC'} NULLS LAST"
+        for name in metrics.RANKED_BY
+    ]
+
+
+EXPRESSIONS: dict[str, Callable[..., list[str]]] = {
+    "metric_casts": _metric_casts,
+    "board_columns": _board_columns,
+    "board_figures": _board_figures,
+    "rank_order": _rank_order,
+}
+"""What a SQL file may write between {{ }}, each rendered from the metric registry."""
+
+_EXPRESSION = re.compile(r"\{\{\s*(\w+)\s*(?:\(\s*(\w+)\s*\))?\s*\}\}")
+
+
+def render(text: str, where: str = "SQL") -> str:
+    """`text` with its {{ }} expressions rendered; ValueError naming `where` for an unknown one."""
+
+    def expand(match: re.Match[str]) -> str:
+        name, arg = match.groups()
+        if name not in EXPRESSIONS:
+            known = ", ".join(EXPRESSIONS)
+            raise ValueError(f"{where}: unknown expression {{{{ {name} }}}}; known: {known}")
+        items = EXPRESSIONS[name](*([arg] if arg else []))
+        before = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
+        after = text[match.end() :].split("\n", 1)[0]
+        alone = not before.strip() and after.strip() in ("", ",")
+        return (",\n" + before).join(items) if alone else ", ".join(items)
+
+    return _EXPRESSION.sub(expand, text) if "{{" in text else text
+
+
+def sql_files(folder: str) -> list[tuple[str, str]]:
+    """(name, rendered SQL) of a layer's files, in the order they are applied."""
     base = resources.files("deskscore.sql").joinpath(folder)
     files = sorted((p.name, p.read_text()) for p in base.iterdir() if p.name.endswith(".sql"))
-    return [(name.removesuffix(".sql"), text) for name, text in files]
+    return [(name.removesuffix(".sql"), render(text, f"{folder}/{name}")) for name, text in files]
+
+
+def _view_names(folder: str) -> list[str]:
+    """Views in the order they are applied (file names sort them; a numeric prefix orders
+    those that use each other and is not part of the name)."""
+    return [name.split("_", 1)[1] if name[:2].isdigit() else name for name, _ in sql_files(folder)]
 
 
 def staging_names() -> list[str]:
-    return [name for name, _ in _sql_files("staging")]
+    return _view_names("staging")
+
+
+def intermediate_names() -> list[str]:
+    return _view_names("intermediate")
 
 
 def mart_names() -> list[str]:
-    """Marts in the order they are applied (file names sort them; a mart may use earlier ones)."""
-    return [
-        name.split("_", 1)[1] if name[:2].isdigit() else name for name, _ in _sql_files("marts")
-    ]
+    return _view_names("marts")
 
 
 def _quote(text: str) -> str:
@@ -71,10 +146,9 @@ def connect(
     con = duckdb.connect(database, read_only=read_only)
     for name in TABLES:
         con.execute(f"CREATE OR REPLACE TEMP VIEW raw_{name} AS {_raw_relation(name, root)}")
-    for _, text in _sql_files("staging"):
-        con.execute(text.replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP VIEW"))
-    for _, text in _sql_files("marts"):
-        con.execute(text.replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP VIEW"))
+    for folder in LAYERS:
+        for _, text in sql_files(folder):
+            con.execute(text.replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP VIEW"))
     return con
 
 

@@ -19,7 +19,7 @@ PACKAGES = ("schemas", "scorers", "collectors", "sql", "pipelines", "datasets")
 MAY_IMPORT: dict[str, set[str]] = {
     "schemas": set(),
     "scorers": {"schemas"},
-    "sql": {"schemas"},
+    "sql": {"schemas", "scorers"},
     "collectors": {"schemas", "scorers"},
     "pipelines": {"schemas", "scorers", "collectors", "sql", "datasets"},
     "datasets": set(),

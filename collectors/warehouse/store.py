@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deskscore.schemas import SCHEMA_VERSION, conform_rows, table
+from deskscore.scorers import metrics  # noqa: F401  (the score tables' metric columns)
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -1,29 +1,40 @@
-"""Reports as declarative column lists: (view column, header as people read it), in order."""
+"""Reports as declarative column lists: (view column, header as people read it), in order.
 
-LEADERBOARD_COLUMNS = (
-    ("rank", "rank"),
-    ("agent", "agent"),
-    ("success_rate_human_pct", "OSWorld %"),
-    ("success_rate_run_pct", "run %"),
-    ("wes_plus_single_pct", "WES+ single"),
-    ("wes_plus_grouped_pct", "WES+ grouped"),
-    ("wes_minus", "WES-"),
-    ("wes_single_pct", "WES single"),
-    ("wes_grouped_pct", "WES grouped"),
-    ("mean_step_ratio_single", "steps/human"),
-    ("cost_per_task_usd", "$/task"),
-    ("median_task_s", "median task s"),
+The leaderboard's figures come from the metric registry, read when asked (a metric registered
+at run time shows up): the figure it ranks by first, then every other one with a header.
+"""
+
+from __future__ import annotations
+
+from deskscore.scorers import metrics
+
+_LEAD = (("rank", "rank"), ("agent", "agent"))
+_CONFIGURATION = (
     ("n_tasks_run", "tasks run"),
     ("n_human_tasks", "N"),
     ("step_budget", "S"),
     ("human_version", "human"),
     ("compat", "rules"),
 )
-"""The leaderboard as people read it: (view column, header), in order."""
+_WIDE_ONLY = frozenset({"n_human_tasks", "human_version"})
 
-LEADERBOARD_COMPACT = tuple(
-    col
-    for col in LEADERBOARD_COLUMNS
-    if col[0] not in {"wes_plus_grouped_pct", "wes_grouped_pct", "n_human_tasks", "human_version"}
-)
-"""The leaderboard narrowed to fit a page (the HTML report): single-action figures only."""
+
+def _figures(compact: bool) -> list[tuple[str, str]]:
+    shown = [(m.name, m.column, m.header) for m in metrics.board() if m.header]
+    shown = [s for s in shown if not compact or metrics.metric(s[0]).compact]
+    shown.sort(key=lambda s: s[0] != metrics.RANKED_BY[0])  # stable: the ranking figure first
+    return [(column, header) for _, column, header in shown if header]
+
+
+def leaderboard_columns() -> tuple[tuple[str, str], ...]:
+    """The leaderboard as people read it: (view column, header), in order."""
+    return (*_LEAD, *_figures(compact=False), *_CONFIGURATION)
+
+
+def leaderboard_compact() -> tuple[tuple[str, str], ...]:
+    """The leaderboard narrowed to fit a page (the HTML report): single-action figures only."""
+    return (
+        *_LEAD,
+        *_figures(compact=True),
+        *(c for c in _CONFIGURATION if c[0] not in _WIDE_ONLY),
+    )

@@ -8,7 +8,7 @@ from typing import Any
 
 from deskscore.pipelines.cli.args import warehouse_arg
 from deskscore.pipelines.cli.breakdowns import BREAKDOWNS, LEVEL_SOURCES, SPLITS, breakdown_text
-from deskscore.pipelines.cli.columns import LEADERBOARD_COLUMNS
+from deskscore.pipelines.cli.columns import leaderboard_columns
 from deskscore.pipelines.cli.common import UserError, existing_warehouse
 from deskscore.pipelines.cli.output import FORMATS, render
 from deskscore.scorers.config import COMPAT_MODES, HUMAN_VERSIONS
@@ -50,14 +50,11 @@ def leaderboard_text(warehouse: str, fmt: str = "table", **filters: Any) -> str:
     con = connect(warehouse)
     where = " AND ".join(f"{k} = ${k}" for k, v in filters.items() if v is not None) or "true"
     params = {k: v for k, v in filters.items() if v is not None}
-    cols = ", ".join(c for c, _ in LEADERBOARD_COLUMNS)
+    columns = leaderboard_columns()
+    cols = ", ".join(c for c, _ in columns)
     relation = con.sql(f"SELECT {cols} FROM leaderboard WHERE {where}", params=params)
     rows = relation.fetchall()
-    headers = (
-        [h for _, h in LEADERBOARD_COLUMNS]
-        if fmt in {"table", "md"}
-        else [c for c, _ in LEADERBOARD_COLUMNS]
-    )
+    headers = [h for _, h in columns] if fmt in {"table", "md"} else [c for c, _ in columns]
     return render(headers, rows, fmt)
 
 

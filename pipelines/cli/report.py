@@ -19,9 +19,10 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from deskscore.pipelines.cli.columns import LEADERBOARD_COMPACT
+from deskscore.pipelines.cli.columns import leaderboard_compact
 from deskscore.pipelines.cli.common import existing_warehouse
 from deskscore.pipelines.options import ReportOptions, add_options
+from deskscore.scorers.metrics import metric
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 
@@ -132,19 +133,18 @@ class _Builder:
     # -- sections ---------------------------------------------------------------------------
 
     def leaderboard(self) -> str:
-        cols = ", ".join(c for c, _ in LEADERBOARD_COMPACT)
+        columns = leaderboard_compact()
+        cols = ", ".join(c for c, _ in columns)
         rows = self.rows(f"SELECT {cols} FROM leaderboard WHERE {{where}}")
         if not rows:
             return _note("No scored runs yet: run 'deskscore score' first.")
-        head = "".join(
-            f'<th data-col="{i}">{escape(h)}</th>' for i, (_, h) in enumerate(LEADERBOARD_COMPACT)
-        )
+        head = "".join(f'<th data-col="{i}">{escape(h)}</th>' for i, (_, h) in enumerate(columns))
         body = "".join(
             "<tr>"
             + "".join(
                 f'<td data-v="{escape(_fmt(r[c]))}"{_NUM if _is_number(r[c]) else ""}>'
                 f"{escape(_fmt(r[c]))}</td>"
-                for c, _ in LEADERBOARD_COMPACT
+                for c, _ in columns
             )
             + "</tr>"
             for r in rows
@@ -168,8 +168,8 @@ class _Builder:
             for r in rows:
                 ax.scatter(r["x"], r["y"], s=60)
             _label_points(ax, rows)
-            ax.set_xlabel("WES+ single (%)")
-            ax.set_ylabel("success rate (%)")
+            ax.set_xlabel(metric("wes_plus_single").axis_label)
+            ax.set_ylabel(metric("success_rate_run").axis_label)
             ax.set_title("Success rate vs efficiency (WES+), one point per run")
             ax.grid(alpha=0.3)
 
@@ -205,7 +205,7 @@ class _Builder:
                             fontsize=7,
                             color="white" if v < 60 else "black",
                         )
-            fig.colorbar(im, ax=ax, label="success rate (%)")
+            fig.colorbar(im, ax=ax, label=metric("success_rate_run").axis_label)
             ax.set_title("Success rate per domain (app)")
 
         height = max(3.0, 1.2 + 0.45 * len(agents))
@@ -246,7 +246,7 @@ class _Builder:
                     fontsize=9,
                 )
                 ax.grid(axis="y", alpha=0.3)
-            axes[0].set_ylabel("strict success (%)")
+            axes[0].set_ylabel(metric("strict_success_rate_run").axis_label)
             axes[0].legend(fontsize=8)
 
         return _note(
@@ -407,8 +407,8 @@ class _Builder:
                     color="tab:red" if r["on_front"] else "tab:gray",
                 )
             _label_points(ax, rows)
-            ax.set_xlabel("cost per task (USD)")
-            ax.set_ylabel("success rate (%)")
+            ax.set_xlabel(metric("cost_per_task_usd").axis_label)
+            ax.set_ylabel(metric("success_rate_run").axis_label)
             ax.set_title("Cost-accuracy front")
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)

@@ -17,8 +17,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from deskscore.scorers.config import ScoreConfig
 
-SCORE_VERSION = 1
-"""Bumped whenever a scorer's figures for the same inputs change, so old figures are redone."""
+SCORER_VERSION = 1
+"""Bumped whenever a scorer outside the metric registry (loops, verdicts) changes its figures
+for the same inputs, so old figures are redone."""
+
+
+def score_version() -> int:
+    """The scorers' version: SCORER_VERSION plus every version bump of a registered metric, so
+    changing one metric's definition (and its version) re-scores. A metric added or removed
+    changes the score tables' columns, which SCHEMA_VERSION counts."""
+    from deskscore.scorers.metrics import version_bumps
+
+    return SCORER_VERSION + version_bumps()
+
 
 _HASH_TABLES = ("screenshots", "screenshot_refs")
 
@@ -46,7 +57,7 @@ def inputs_digests(wh: Any, keys: Sequence[tuple], given: Sequence[Any]) -> dict
     from deskscore.schemas import SCHEMA_VERSION
 
     common = hashlib.sha1()
-    common.update(f"score {SCHEMA_VERSION}.{SCORE_VERSION}\n".encode())
+    common.update(f"score {SCHEMA_VERSION}.{score_version()}\n".encode())
     common.update(_screenshot_state(wh).encode())
     for value in given:
         common.update(repr(value).encode("utf-8", "surrogateescape") + b"\n")

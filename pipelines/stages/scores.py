@@ -53,9 +53,7 @@ class ScoresStage(RunStage):
             self.human_by_instruction if by_instruction else self.human,
             run_id=key.run_id,
             benchmark=key.benchmark,
-            human_version=self.config.human_version,
-            max_steps_scoring=self.config.max_steps_scoring,
-            compat=self.config.compat,
+            config=self.config,
         )
         self.wh.write("episode_scores", episode_rows, key.partition, file=self.config.file)
         self.wh.write("run_scores", [run_row], key.partition, file=self.config.file)

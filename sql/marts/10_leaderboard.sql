@@ -2,6 +2,9 @@
 -- Figures come from run_scores and run_costs (computed once, by the pipeline); this only
 -- slices and ranks. Cost per task and median task time are null until costs are computed,
 -- and cost per task stays null for runs without usage data or with unpriced models.
+-- Which figures, in which order, how they are shown and what ranks runs: the metric registry
+-- (deskscore.scorers.metrics) says, and the loader renders the {{ }} expressions from it.
+-- Reads: runs, episodes, quarantine, run_scores, run_costs.
 CREATE OR REPLACE VIEW leaderboard AS
 WITH
 run_facts AS (
@@ -24,7 +27,7 @@ quarantined AS (
     GROUP BY run_id
 ),
 cost_facts AS (
-    SELECT run_id, cost_per_task_usd, median_task_s
+    SELECT run_id, {{ board_columns(run_costs) }}
     FROM run_costs
 ),
 scored AS (
@@ -39,8 +42,7 @@ scored AS (
         e.n_steps,
         e.n_without_result,
         coalesce(q.n_quarantined, 0) AS n_quarantined,
-        c.cost_per_task_usd,
-        c.median_task_s
+        c.* EXCLUDE (run_id)
     FROM run_scores AS s
     JOIN run_facts AS r USING (run_id)
     LEFT JOIN episode_facts AS e USING (run_id)
@@ -51,7 +53,7 @@ final AS (
     SELECT
         rank() OVER (
             PARTITION BY benchmark, human_version, max_steps_scoring, compat
-            ORDER BY success_rate_human DESC NULLS LAST, wes_plus_single DESC NULLS LAST
+            ORDER BY {{ rank_order }}
         )                                       AS rank,
         agent,
         benchmark,
@@ -62,19 +64,7 @@ final AS (
         compat,
         n_tasks_run,
         n_human_tasks,
-        100 * success_rate_run                  AS success_rate_run_pct,
-        100 * success_rate_human                AS success_rate_human_pct,
-        100 * strict_success_rate_run           AS strict_success_run_pct,
-        100 * wes_plus_single                   AS wes_plus_single_pct,
-        100 * wes_plus_grouped                  AS wes_plus_grouped_pct,
-        wes_minus,
-        100 * wes_single                        AS wes_single_pct,
-        100 * wes_grouped                       AS wes_grouped_pct,
-        mean_step_ratio_single,
-        mean_step_ratio_grouped,
-        mean_t_fail,
-        cost_per_task_usd,
-        median_task_s,
+        {{ board_figures }},
         n_steps,
         n_without_result,
         n_quarantined,

@@ -1,6 +1,7 @@
 -- per_domain: each run's figures per application domain, from the episode scores.
 -- The human-task denominators come from human_refs, so a domain's rows add up to the
 -- run's figure in run_scores (a test holds SQL and pipeline to that).
+-- Reads: human_refs, episode_scores, runs.
 CREATE OR REPLACE VIEW per_domain AS
 WITH
 human_per_domain AS (

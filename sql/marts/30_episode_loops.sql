@@ -3,6 +3,7 @@
 -- the share is over executed steps (episodes.n_steps, deskscore's t_agent). Every episode
 -- appears, those without a span with 0 looping steps; an episode without executed steps
 -- has no share (null). Outcome counts are of the episode's spans.
+-- Reads: loop_spans, episodes, runs.
 CREATE OR REPLACE VIEW episode_loops AS
 WITH
 span_facts AS (

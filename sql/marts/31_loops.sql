@@ -2,6 +2,7 @@
 -- their loops end. Built on episode_loops, so the figures add up to it: the looping share
 -- of steps is sum(looping steps) / sum(executed steps) (a step-weighted share, not a mean
 -- of episode shares); outcome shares are over the spans.
+-- Reads: episode_loops.
 CREATE OR REPLACE VIEW loops AS
 WITH
 by_agent_domain AS (

@@ -3,6 +3,7 @@
 -- (the paper: 66% of steps; recovered 54%, abandoned 37%, step limit 9%).
 -- Failed = the episode has a usable result (result_status 'ok') and its score is below 1:
 -- an episode without a result was not judged, so it is neither failed nor succeeded.
+-- Reads: episode_loops.
 CREATE OR REPLACE VIEW loops_long_failures AS
 WITH
 long_failures AS (

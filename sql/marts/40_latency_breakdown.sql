@@ -8,6 +8,7 @@
 -- latency the time cannot be split: that group's seconds and shares are null (only its
 -- model-free 'unattributed' row keeps none either) and `note` says so; a run without recorded
 -- calls has only 'unattributed'.
+-- Reads: episode_costs, runs, steps, llm_calls.
 CREATE OR REPLACE VIEW latency_breakdown AS
 WITH
 timed AS (

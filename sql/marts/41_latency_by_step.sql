@@ -5,6 +5,7 @@
 -- for every run with timestamps, and is null for a turn with a missing timestamp (the first
 -- turn has none before it). Where calls record latency, llm_s is the turn's model time.
 -- growth_vs_first divides a bucket's median by the first bucket's.
+-- Reads: steps, llm_calls, runs.
 CREATE OR REPLACE VIEW latency_by_step AS
 WITH
 turns AS (

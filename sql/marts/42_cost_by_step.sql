@@ -11,6 +11,7 @@
 -- 'quadratic' when it rises with the turn (positive slope) and the turn explains at least
 -- half its variance (step_cost_r2 >= 0.5), and the quadratic fits the cumulative cost better;
 -- 'linear' otherwise; 'too few turns' under 5 fitted points.
+-- Reads: llm_call_costs, runs.
 CREATE OR REPLACE VIEW cost_by_step AS
 WITH
 turn_cost AS (

@@ -1,5 +1,6 @@
 -- cost_growth: one row per priced run: how its cost grows with the turn index (the fit and
 -- the verdict of cost_by_step), the cost of reaching turns 10 and 50, and the last turn seen.
+-- Reads: cost_by_step.
 CREATE OR REPLACE VIEW cost_growth AS
 SELECT
     agent,

@@ -5,6 +5,7 @@
 -- --prices FILE. Success follows the deskscore rules (success_rate_run: mean reward over the
 -- tasks with a usable result; n_successes: tasks with r == 1). llm_time_share is the share of
 -- the timed episodes' task time spent in model calls, where calls record latency.
+-- Reads: episode_costs, run_costs, runs.
 CREATE OR REPLACE VIEW cost_per_run AS
 WITH
 time_facts AS (

@@ -2,6 +2,7 @@
 -- is on the front when no other run is at least as successful for at most the cost per task,
 -- and strictly better in one of the two. Success is success_rate_run (deskscore rules);
 -- cost is cost_per_task_usd. A run without a complete cost is listed with on_front null.
+-- Reads: cost_per_run.
 CREATE OR REPLACE VIEW cost_pareto AS
 WITH
 runs_priced AS (

@@ -7,6 +7,7 @@
 -- Budgets are 5, 10, 15, ... up to the largest steps_used of the run, rounded up to a
 -- multiple of 5. The denominator is the run's tasks with a usable result (result_status =
 -- 'ok'), as success_rate_run; at the last budget accuracy_pct is the run's strict success rate.
+-- Reads: runs, episodes.
 CREATE OR REPLACE VIEW step_budget AS
 WITH
 units AS (

@@ -7,6 +7,7 @@
 -- to the run (n_tasks_run, sum_reward, n_strict_success).
 -- Strict success (score 1) and mean score (partial credit counted) are kept apart; both
 -- are over the episodes with a usable result (n_tasks_run), as success_rate_run.
+-- Reads: deskcraft_episodes.
 CREATE OR REPLACE VIEW per_level AS
 WITH
 levelled AS (

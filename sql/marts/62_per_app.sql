@@ -2,6 +2,7 @@
 -- multi_app, ...), per split and over both (split 'all'); the apps of one split add up to
 -- the run. Strict success (score 1) and mean score are kept apart, both over the episodes
 -- with a usable result.
+-- Reads: deskcraft_episodes.
 CREATE OR REPLACE VIEW per_app AS
 WITH
 grouped AS (

@@ -2,6 +2,7 @@
 -- Development, Creative Design, Multimedia & 3D, and Multi-app for the multi-app workflows),
 -- per split and over both. per_domain stays OSWorld's (per app, against OSWorld-Human).
 -- The domains of one split add up to the run; strict success and mean score kept apart.
+-- Reads: deskcraft_episodes.
 CREATE OR REPLACE VIEW deskcraft_per_domain AS
 WITH
 grouped AS (

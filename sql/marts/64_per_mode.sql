@@ -3,6 +3,7 @@
 -- correction, workflow; 'untyped' for the multi-app tasks that name none). The modes add up
 -- to the run's interactive split. Questions and user turns show how much talking each mode
 -- took; strict success and mean score kept apart.
+-- Reads: deskcraft_episodes.
 CREATE OR REPLACE VIEW per_mode AS
 WITH
 interactive AS (

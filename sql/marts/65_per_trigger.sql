@@ -3,6 +3,7 @@
 -- number of steps), agent_asks (the user waits for a question). A task counts once under
 -- each kind its phases use, so the rows overlap (most tasks end with an agent_done phase)
 -- and do not add up to the run; n_phases is the number of phases of that kind.
+-- Reads: deskcraft_episodes.
 CREATE OR REPLACE VIEW per_trigger AS
 WITH
 phases AS (

@@ -4,6 +4,7 @@
 -- denominator is every such episode, with or without a result: not asking is the behaviour
 -- measured. n_questions_logged counts every CALL_USER question the run logged in its
 -- interactive episodes, where a phase waited for it or not (DeskCraft's runner logs none).
+-- Reads: deskcraft_episodes.
 CREATE OR REPLACE VIEW ask_rate AS
 WITH
 expected AS (

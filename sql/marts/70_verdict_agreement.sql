@@ -2,6 +2,7 @@
 -- covers, how many it passes (strict success), its mean score, and how often it agrees with
 -- result.txt. Disagreements are the point: a recomputed rule that disagrees means the runner
 -- wrote a score its own evaluator could not have given (see verdict_disagreements).
+-- Reads: verdicts, runs.
 CREATE OR REPLACE VIEW verdict_agreement AS
 WITH
 grouped AS (

@@ -1,5 +1,6 @@
 -- verdict_disagreements: every episode where a recomputed or judged verdict contradicts
 -- result.txt, beside the archived score and how the episode ended, so each can be looked at.
+-- Reads: verdicts, episodes, runs.
 CREATE OR REPLACE VIEW verdict_disagreements AS
 WITH
 archived AS (

@@ -1,5 +1,6 @@
 -- Per-episode figures against one human data version and step budget S.
--- Staging: rename and cast only; one row per row of the Parquet files.
+-- Staging: rename and cast only; one row per row of the Parquet files. The metric columns are
+-- the metric registry's (deskscore.scorers.metrics), rendered by the loader.
 CREATE OR REPLACE VIEW episode_scores AS
 SELECT
     CAST(run_id AS VARCHAR)             AS run_id,
@@ -16,12 +17,6 @@ SELECT
     CAST(t_agent AS INTEGER)            AS t_agent,
     CAST(t_human_single AS INTEGER)     AS t_human_single,
     CAST(t_human_grouped AS INTEGER)    AS t_human_grouped,
-    CAST(step_ratio_single AS DOUBLE)  AS step_ratio_single,
-    CAST(step_ratio_grouped AS DOUBLE) AS step_ratio_grouped,
-    CAST(wes_plus_single AS DOUBLE)    AS wes_plus_single,
-    CAST(wes_plus_grouped AS DOUBLE)   AS wes_plus_grouped,
-    CAST(wes_minus AS DOUBLE)          AS wes_minus,
-    CAST(wes_single AS DOUBLE)         AS wes_single,
-    CAST(wes_grouped AS DOUBLE)        AS wes_grouped,
+    {{ metric_casts(episode_scores) }},
     CAST(compat AS VARCHAR)             AS compat
 FROM raw_episode_scores;

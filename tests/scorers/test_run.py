@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deskscore.schemas import TABLES, conform_rows
+from deskscore.scorers.config import ScoreConfig
 from deskscore.scorers.run import match_human, score_run
 
 DOMAINS = ("chrome", "gimp", "libreoffice_calc", "os", "thunderbird", "vlc", "multi_apps")
@@ -127,9 +128,7 @@ def _score(episodes, human, mss=15, compat="osworld-human", **kw):
         human,
         run_id="r1",
         benchmark="osworld",
-        human_version="verified",
-        max_steps_scoring=mss,
-        compat=compat,
+        config=ScoreConfig("verified", mss, compat),
         **kw,
     )
 
@@ -222,6 +221,19 @@ def test_an_old_thunderbird_folder_alone_is_found_under_its_old_id():
     # Only thunderbird was renumbered: another domain does not fall back.
     other = _episode("chrome", "x-new", source="x-old", n_lines=8, score=1.0)
     assert match_human([other], [("chrome", "x-new", 4, 2)], compat="deskscore")[0].episode is None
+
+
+def test_a_folder_found_for_two_human_tasks_counts_for_each_with_its_own_counts():
+    """Human data listing a thunderbird task under its old and its new id finds the old-id
+    folder for both, as OSWorld-Human's loop does; every figure counts it twice."""
+    old = _episode("thunderbird", NEW_TB, source=OLD_TB, n_lines=10, score=1.0)
+    human = [("thunderbird", OLD_TB, 3, 2), ("thunderbird", NEW_TB, 7, 5)]
+    for order in (human, human[::-1]):
+        _, run = _score([old], order, compat="osworld-human")
+        assert run["n_tasks_matched"] == 2 and run["success_rate_human"] == 1.0
+        assert run["wes_plus_single"] == pytest.approx((3 / 10 + 7 / 10) / 2)
+        assert run["wes_single"] == run["wes_plus_single"]  # nothing failed: factor 1
+        assert run["mean_step_ratio_single"] == pytest.approx((10 / 3 + 10 / 7) / 2)
 
 
 def test_a_missing_result_is_left_out_but_its_steps_count_for_the_budget():

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import re
-from importlib import resources
+
+import pytest
 
 from deskscore.collectors.warehouse import Warehouse
 from deskscore.schemas import TABLES
-from deskscore.sql import DUCKDB_TYPES, connect, mart_names, staging_names
+from deskscore.scorers import metrics
+from deskscore.sql import DUCKDB_TYPES, connect, intermediate_names, mart_names, staging_names
+from deskscore.sql.loader import render, sql_files
 
 
 def test_there_is_one_staging_view_per_table() -> None:
@@ -13,8 +16,9 @@ def test_there_is_one_staging_view_per_table() -> None:
 
 
 def test_staging_views_only_rename_and_cast_every_schema_column() -> None:
+    staging = dict(sql_files("staging"))
     for name, table in TABLES.items():
-        text = resources.files("deskscore.sql").joinpath("staging", f"{name}.sql").read_text()
+        text = staging[name]
         casts = re.findall(r"CAST\((\w+) AS ([\w\[\]]+)\)\s+AS (\w+)", text)
         assert [(c, t) for c, t, _ in casts] == [
             (f.name, DUCKDB_TYPES[f.type]) for f in table.fields
@@ -25,7 +29,7 @@ def test_staging_views_only_rename_and_cast_every_schema_column() -> None:
 
 def test_every_view_exists_on_an_empty_warehouse(tmp_path) -> None:
     con = connect(tmp_path)
-    for name in [*TABLES, *mart_names()]:
+    for name in [*TABLES, *intermediate_names(), *mart_names()]:
         assert con.sql(f"SELECT count(*) FROM {name}").fetchall() == [(0,)]
 
 
@@ -56,3 +60,58 @@ def test_a_column_only_newer_files_have_is_kept(tmp_path) -> None:
         connect(tmp_path).sql("SELECT run_id, excerpt FROM quarantine ORDER BY run_id").fetchall()
     )
     assert rows == [("r1", None), ("r2", "new")]
+
+
+def _reads(text: str) -> tuple[list[str], set[str]]:
+    """What a view's header says it reads, and the views its code selects from (FROM and JOIN
+    targets that are not its own CTEs)."""
+    header = re.search(r"^-- Reads: (.*)\.$", text, re.MULTILINE)
+    code = "\n".join(line.split("--", 1)[0] for line in text.splitlines())
+    ctes = {c.lower() for c in re.findall(r"(\w+)\s+AS\s*\(", code, re.IGNORECASE)}
+    used = {t.lower() for t in re.findall(r"\b(?:FROM|JOIN)\s+(\w+)", code, re.IGNORECASE)}
+    return (header.group(1).split(", ") if header else []), used - ctes
+
+
+@pytest.mark.parametrize("layer", ["intermediate", "marts"])
+def test_every_view_above_staging_states_in_its_header_what_it_reads(layer) -> None:
+    for name, text in sql_files(layer):
+        stated, used = _reads(text)
+        header = text[: text.index("CREATE")]
+        assert all(line.startswith("--") for line in header.splitlines()), name
+        assert stated and set(stated) == used, (name, stated, sorted(used))
+
+
+def test_each_layer_reads_only_the_layers_before_it() -> None:
+    for name, text in sql_files("staging"):
+        assert re.findall(r"\bFROM (\w+)", text) == [f"raw_{name}"], name
+    before = set(staging_names())
+    for layer, names in (("intermediate", intermediate_names()), ("marts", mart_names())):
+        for (_, text), name in zip(sql_files(layer), names, strict=True):
+            assert _reads(text)[1] <= before, (name, _reads(text)[1] - before)
+            before.add(name)  # a later file of the layer may build on it (file names sort)
+
+
+def test_the_intermediate_views_are_building_blocks_of_the_marts() -> None:
+    marts_read = set().union(*(_reads(text)[1] for _, text in sql_files("marts")))
+    assert intermediate_names() and set(intermediate_names()) <= marts_read
+
+
+def test_an_unknown_expression_is_refused_with_the_file_named() -> None:
+    with pytest.raises(ValueError, match=r"marts/x.sql: unknown expression \{\{ nope \}\}"):
+        render("SELECT {{ nope }}", "marts/x.sql")
+
+
+def test_an_expression_alone_on_its_line_gives_one_column_per_line() -> None:
+    text = render("SELECT\n    a,\n    {{ board_columns(run_costs) }},\n    b\nFROM t", "t")
+    costs = [m.name for m in metrics.board() if m.table == "run_costs"]
+    assert len(costs) > 1
+    assert text.splitlines() == [
+        "SELECT",
+        "    a,",
+        *(f"    {c}," for c in costs),
+        "    b",
+        "FROM t",
+    ]
+    assert render("ORDER BY {{ rank_order }}") == (
+        "ORDER BY success_rate_human DESC NULLS LAST, wes_plus_single DESC NULLS LAST"
+    )

@@ -9,6 +9,7 @@
 -- seen as a call_user interaction, or as a user reply logged in such a phase (DeskCraft's
 -- runner logs the reply, not the question, and its user speaks in such a phase only when
 -- asked).
+-- Reads: runs, tasks, episode_scores, interactions, episodes.
 CREATE OR REPLACE VIEW deskcraft_episodes AS
 WITH
 deskcraft_runs AS (

@@ -1,0 +1,140 @@
+"""What a metric declaration holds, and what its functions are given.
+
+A metric is declared once (`Metric`): how one episode's value is computed (`PerEpisode`), how
+the run's figure is made from the episodes (`Aggregate`: which episodes, in which order, how
+combined), which way is better, its unit, its columns' docs, how the leaderboard shows it and
+its version. `score_run` computes the declared metrics in one loop; tables, SQL views, the
+CLI and the report derive their columns from the declarations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass
+from typing import Any, Literal
+
+
+@dataclass(frozen=True)
+class EpisodeFacts:
+    """What a metric's per-episode function sees of one episode (scored against one human
+    task when the run's figure is made over HUMAN_TASKS)."""
+
+    domain: str
+    task_id: str
+    reward: float | None
+    """r under the run's rule set; None when the task counts as not run."""
+    t_agent: int | None
+    """Agent steps (None when unknown: scored as 0)."""
+    t_human_single: int | None
+    """Human single-action steps of the task's reference; None without one."""
+    t_human_grouped: int | None
+    has_human_ref: bool
+    scored: bool
+    """Matched to a human task: it counts in the OSWorld-Human figures."""
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """The run-level quantities a metric's functions may read. `figures` holds the run figures
+    computed so far: those of the metrics a metric `needs` are always there."""
+
+    compat: str
+    max_steps_scoring: int
+    step_budget: int
+    """S = max(max_steps_scoring, the run's largest t_agent), computed before any metric."""
+    n_human_tasks: int
+    """N: the human tasks of the data version (the OSWorld-Human denominator)."""
+    figures: Mapping[str, Any]
+
+
+EpisodeFn = Callable[[EpisodeFacts, RunFacts], Any]
+CombineFn = Callable[[list[Any], RunFacts], Any]
+
+Over = Literal["episodes", "human_tasks"]
+EPISODES: Over = "episodes"
+"""Every episode of the run, in the order given."""
+HUMAN_TASKS: Over = "human_tasks"
+"""Each human task the run has an episode for, in the human data's order, against that episode
+with the task's own step counts (OSWorld-Human's loop: a task found twice counts twice)."""
+
+
+@dataclass(frozen=True)
+class PerEpisode:
+    """A metric's value for one episode: its episode_scores column."""
+
+    value: EpisodeFn
+    doc: str
+    """The episode_scores column's doc."""
+    type: str = "float64"
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """A metric's run figure: `combine` over `value` of the episodes chosen by `over`."""
+
+    over: Over
+    combine: CombineFn
+    doc: str
+    """The run_scores column's doc."""
+    value: EpisodeFn | None = None
+    """What is combined; default: the metric's per-episode value."""
+    type: str = "float64"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric, declared once. score_run computes it into episode_scores (`episode`) and
+    run_scores (`run`); a metric another scorer computes names its `table` instead."""
+
+    name: str
+    _: KW_ONLY
+    version: int
+    """Bumped when the definition changes: the score job then computes every run again."""
+    direction: Literal["higher", "lower"]
+    """Which way is better."""
+    unit: str
+    label: str
+    """Its name as people read it in a sentence or on a chart axis."""
+    episode: PerEpisode | None = None
+    run: Aggregate | None = None
+    needs: tuple[str, ...] = ()
+    """Metrics whose run figures this one's functions read (`RunFacts.figures`): computed, and
+    stored in the tables, before it."""
+    table: str | None = None
+    """For a metric another scorer computes (e.g. run_costs by the cost scorer): the table that
+    stores it, whose declaration gives its column's type and doc."""
+    header: str | None = None
+    """The `deskscore leaderboard` column header; None: left out of the printed leaderboard
+    (the leaderboard view still has every run_scores figure)."""
+    percent: bool = False
+    """The leaderboard shows 100 x the figure, in a column named <name>_pct."""
+    compact: bool = True
+    """The report's narrow leaderboard shows it too (when it has a header)."""
+    board_column: str | None = None
+    """The leaderboard view's column, when not the default name (<name>, or <name>_pct)."""
+
+    @property
+    def column(self) -> str:
+        """The leaderboard view's column of this metric."""
+        if self.board_column:
+            return self.board_column
+        return f"{self.name}_pct" if self.percent else self.name
+
+    @property
+    def axis_label(self) -> str:
+        """The label of a chart axis showing the leaderboard's figure, unit included."""
+        if self.percent:
+            return f"{self.label} (%)"
+        return self.label if self.unit in ("fraction", "ratio") else f"{self.label} ({self.unit})"
+
+
+def per_human_task(values: Sequence[float], run: RunFacts) -> float | None:
+    """The sum over N, OSWorld-Human's mean: builtin `sum` in the order given (so the figure is
+    bit-identical to the original's); None without human tasks."""
+    return sum(values) / run.n_human_tasks if run.n_human_tasks else None
+
+
+def mean(values: Sequence[Any], run: RunFacts) -> float | None:
+    """The mean of the values that are not None; None when none is."""
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
