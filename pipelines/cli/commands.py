@@ -237,12 +237,13 @@ def cmd_score(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
 
 def cmd_hash(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     from deskscore.pipelines.infra import progress
-    from deskscore.pipelines.stages.hash import run_hash
+    from deskscore.pipelines.jobs.hash import run_hash
+    from deskscore.pipelines.options import HashOptions
 
     _existing_warehouse(args.warehouse)
     started = time.perf_counter()
     with _writer(args, "hash"), progress.show("hash", ["screenshots", "decoded"]):
-        counters = run_hash(args.warehouse, run_ids=args.runs, beam_args=beam_args)
+        counters = run_hash(HashOptions.from_args(args, beam_args))
     print(
         f"hashed {counters.get('refs', 0)} screenshot reference(s) in {counters.get('runs', 0)} run(s): "
         f"{counters.get('decoded', 0)} decoded, {counters.get('known', 0)} already known, "
@@ -517,10 +518,11 @@ def cmd_demo(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         result = run_ingest(sources, warehouse, beam_args=beam_args)
     print(reconciliation(warehouse, sources, result.counters).text)
     if args.screenshots != "none":
-        from deskscore.pipelines.stages.hash import run_hash
+        from deskscore.pipelines.jobs.hash import run_hash
+        from deskscore.pipelines.options import HashOptions
 
         with progress.show("hash", ["screenshots", "decoded"]):
-            run_hash(warehouse, beam_args=beam_args)
+            run_hash(HashOptions(warehouse=warehouse, beam_args=tuple(beam_args)))
     with progress.show("score", ["runs scored", "loops", "costs"]):
         run_score(warehouse, max_steps_scoring=args.max_steps_scoring, beam_args=beam_args)
     print()

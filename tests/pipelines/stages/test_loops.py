@@ -246,13 +246,14 @@ def test_phashes_come_from_the_screenshots_of_any_run_and_only_usable_ones(
 @pytest.fixture(scope="module")
 def sec_eval(sec_eval_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The 24 real Claude runs, ingested, their screenshots hashed, their loops detected."""
-    from deskscore.pipelines.stages.hash import run_hash
+    from deskscore.pipelines.jobs.hash import run_hash
+    from deskscore.pipelines.options import HashOptions
 
     wh = tmp_path_factory.mktemp("sec-wh")
     run_ingest(
         [str(sec_eval_dir)], str(wh), layout="{domain}/{task_id}", benchmark="osworld-sec-eval"
     )
-    hashed = run_hash(str(wh))
+    hashed = run_hash(HashOptions(warehouse=str(wh)))
     counters = run_loops(str(wh))
     [run] = Warehouse(wh).read("runs").to_pylist()
     steps, episodes = run_frames(Warehouse(wh), run["benchmark"], run["run_id"])
