@@ -198,8 +198,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from PIL import Image
 
+    from deskscore.pipelines.jobs.hash import run_hash
     from deskscore.pipelines.jobs.ingest import run_ingest
-    from deskscore.pipelines.stages.hash import run_hash
+    from deskscore.pipelines.options import HashOptions
 
     sizes = sorted({Image.open(p).size for p in pngs})
     a, b, c = Best(), Best(), Best()
@@ -222,11 +223,12 @@ def main(argv: list[str] | None = None) -> int:
             shutil.copytree(ingested, warehouse)  # a fresh warehouse: nothing hashed yet
             wall, cpu, _ = timed(decode_alone, paths, args.threads)
             a.add(wall, cpu)
-            wall, cpu, first = timed(run_hash, str(warehouse), threads=args.threads)
+            options = HashOptions(warehouse=str(warehouse), threads=args.threads)
+            wall, cpu, first = timed(run_hash, options)
             b.add(wall, cpu)
             decoded_first.add(first["decoded"])
             before = snapshot(warehouse)
-            wall, cpu, second = timed(run_hash, str(warehouse), threads=args.threads)
+            wall, cpu, second = timed(run_hash, options)
             c.add(wall, cpu)
             decoded_second.add(second["decoded"])
             identical = identical and snapshot(warehouse) == before

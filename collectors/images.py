@@ -1,7 +1,9 @@
 """Screenshot facts: content hash, perceptual hash and size, from a file's bytes.
 
-`hash_image` is total: whatever the bytes (empty, random, truncated, a header that claims
-100000x100000 pixels), it returns an `ImageFacts` with a status and a message, never raises.
+`decode_image` and `hash_image` are total: whatever the bytes (empty, random, truncated, a
+header that claims 100000x100000 pixels), they return an `ImageFacts` with a status and a
+message, never raise. `decode_image` is the decoding every reader of screenshots shares (the
+format allow-list, the pixel cap); `hash_image` adds the perceptual hash.
 
 The perceptual hash is imagehash's `phash` (hash_size 8), bit for bit, stored as a signed
 64-bit integer so SQL can `bit_count(a XOR b)` it. It is computed from the one decoded image,
@@ -224,10 +226,21 @@ def _pil() -> Any:
     return Image
 
 
-def hash_image(
+class DecodedImage(NamedTuple):
+    """An image decoded under the image rules, or why it was not."""
+
+    facts: ImageFacts
+    """As `hash_image` gives them, but phash is None: it is not computed here."""
+    image: Any | None
+    """The loaded Pillow image when facts.status is ok, else None."""
+
+
+def decode_image(
     data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS, known_hash: str | None = None
-) -> ImageFacts:
-    """Facts about one screenshot file's bytes; never raises.
+) -> DecodedImage:
+    """One screenshot file's bytes decoded under the rules every reader of screenshots shares:
+    only the `FORMATS`, nothing above `max_pixels`, a truncated or damaged file told apart;
+    never raises.
 
     The pixel count is checked before anything is decoded: from the header, read here
     (Pillow never sees a bomb of a format it may open), then from Pillow's lazy open, which
@@ -239,43 +252,66 @@ def hash_image(
     digest = known_hash or content_hash(data)
     n = len(data)
     if n == 0:
-        return ImageFacts(digest, None, None, None, 0, None, "not_an_image", "empty file (0 bytes)")
+        facts = ImageFacts(
+            digest, None, None, None, 0, None, "not_an_image", "empty file (0 bytes)"
+        )
+        return DecodedImage(facts, None)
     fmt = sniff_format(data)
     size = header_size(data, fmt)
     if fmt == "PNG" and size is None:
         error = EOFError("ends inside the PNG header") if n < 24 else ValueError("no IHDR chunk")
-        return _failed(digest, data, fmt, None, error, "reading the header")
+        return DecodedImage(_failed(digest, data, fmt, None, error, "reading the header"), None)
     if size is not None and size[0] * size[1] > max_pixels:
-        return _too_large(digest, n, fmt, size[0], size[1], max_pixels)
+        return DecodedImage(_too_large(digest, n, fmt, size[0], size[1], max_pixels), None)
     try:
         im = _pil().open(io.BytesIO(data), formats=FORMATS)
     except Exception as e:
         name = type(e).__name__
         if name.startswith("DecompressionBomb"):
-            return _too_large(digest, n, fmt, *(size or (None, None)), max_pixels)
-        if name == "UnidentifiedImageError" and fmt is None:
+            facts = _too_large(digest, n, fmt, *(size or (None, None)), max_pixels)
+        elif name == "UnidentifiedImageError" and fmt is None:
             first = data[:16].hex(" ")
             message = f"not a {', '.join(FORMATS)} image ({n} bytes, starting {first})"
-            return ImageFacts(digest, None, None, None, n, None, "not_an_image", message)
-        return _failed(digest, data, fmt, size, e, "reading the header")
+            facts = ImageFacts(digest, None, None, None, n, None, "not_an_image", message)
+        else:
+            facts = _failed(digest, data, fmt, size, e, "reading the header")
+        return DecodedImage(facts, None)
     fmt = im.format or fmt
     width, height = im.size
     if width * height > max_pixels:
-        return _too_large(digest, n, fmt, width, height, max_pixels)
+        return DecodedImage(_too_large(digest, n, fmt, width, height, max_pixels), None)
     try:
         im.load()
     except MemoryError:
         message = f"ran out of memory decoding {width}x{height} pixels: not decoded"
-        return ImageFacts(digest, None, width, height, n, fmt, "too_large", message)
+        facts = ImageFacts(digest, None, width, height, n, fmt, "too_large", message)
+        return DecodedImage(facts, None)
     except Exception as e:
         if type(e).__name__.startswith("DecompressionBomb"):
-            return _too_large(digest, n, fmt, width, height, max_pixels)
-        return _failed(digest, data, fmt, (width, height), e, "decoding")
+            return DecodedImage(_too_large(digest, n, fmt, width, height, max_pixels), None)
+        return DecodedImage(_failed(digest, data, fmt, (width, height), e, "decoding"), None)
+    return DecodedImage(ImageFacts(digest, None, width, height, n, fmt, "ok", None), im)
+
+
+def hash_image(
+    data: bytes, *, max_pixels: int = DEFAULT_MAX_PIXELS, known_hash: str | None = None
+) -> ImageFacts:
+    """Facts about one screenshot file's bytes, perceptual hash included; never raises.
+
+    `decode_image` decodes it (same `max_pixels` and `known_hash`); phash is computed from
+    that one decoded image.
+    """
+    facts, im = decode_image(data, max_pixels=max_pixels, known_hash=known_hash)
+    if im is None:
+        return facts
     try:
         value = phash_of(im)
     except Exception as e:
-        return _failed(digest, data, fmt, (width, height), e, "computing the perceptual hash")
-    return ImageFacts(digest, value, width, height, n, fmt, "ok", None)
+        size = (facts.width, facts.height)
+        return _failed(
+            facts.content_hash, data, facts.format, size, e, "computing the perceptual hash"
+        )
+    return facts._replace(phash=value)
 
 
 def phash_of(image: Any) -> int:

@@ -508,9 +508,9 @@ class _Builder:
         if src is None:
             return ""
         try:
-            from PIL import Image
+            from deskscore.collectors.screenshots import open_screenshot
 
-            with Image.open(io.BytesIO(src.read_bytes(path))) as im:
+            with open_screenshot(src, path) as im:  # hash's image rules: formats, pixel cap
                 im = im.convert("RGB")
                 height = max(1, round(im.height * THUMB_WIDTH / im.width))
                 small = im.resize((THUMB_WIDTH, height))

@@ -143,7 +143,8 @@ def test_a_unit_cut_short_by_a_kill_is_not_read(tmp_path: Path) -> None:
 
 
 def test_the_hash_stage_finds_every_collected_screenshot_already_hashed(tmp_path: Path) -> None:
-    from deskscore.pipelines.stages.hash import run_hash
+    from deskscore.pipelines.jobs.hash import run_hash
+    from deskscore.pipelines.options import HashOptions
 
     live = record_episode(tmp_path)
     other = EpisodeKeys("run0001", "sandbox", "os", "66666666-2222-3333-4444-555555555555")
@@ -169,7 +170,7 @@ def test_the_hash_stage_finds_every_collected_screenshot_already_hashed(tmp_path
     refs_before = sorted(
         wh.read("screenshot_refs").to_pylist(), key=lambda r: (r["task_id"], r["step_idx"])
     )
-    counters = run_hash(str(tmp_path))
+    counters = run_hash(HashOptions(warehouse=str(tmp_path)))
     assert counters["decoded"] == 0 and counters["refs"] == 3 and counters["unreadable"] == 0
     assert (
         sorted(wh.read("screenshots").to_pylist(), key=lambda r: r["content_hash"]) == shots_before

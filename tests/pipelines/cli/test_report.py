@@ -19,10 +19,10 @@ from deskscore.collectors.synthetic import load_profiles, task_slice, write_run
 from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.cli.main import main
 from deskscore.pipelines.cli.report import CSP, SECTIONS, build_report
+from deskscore.pipelines.jobs.hash import run_hash
 from deskscore.pipelines.jobs.ingest import run_ingest
 from deskscore.pipelines.jobs.score import run_score
-from deskscore.pipelines.options import IngestOptions, ScoreOptions
-from deskscore.pipelines.stages.hash import run_hash
+from deskscore.pipelines.options import HashOptions, IngestOptions, ScoreOptions
 from deskscore.sql import connect
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -39,7 +39,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
     wh = root / "wh"
     run_ingest(IngestOptions(str(wh), sources=(str(root / "results"),)))
-    run_hash(str(wh))
+    run_hash(HashOptions(str(wh)))
     run_score(ScoreOptions(str(wh), max_steps_scoring=50))
     return wh
 

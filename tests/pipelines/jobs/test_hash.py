@@ -19,9 +19,9 @@ from deskscore.collectors.images import phash_to_int
 from deskscore.collectors.source import open_source
 from deskscore.collectors.synthetic import load_profiles, write_run, write_zip
 from deskscore.collectors.warehouse import Warehouse
+from deskscore.pipelines.jobs.hash import run_hash
 from deskscore.pipelines.jobs.ingest import run_ingest
-from deskscore.pipelines.options import IngestOptions
-from deskscore.pipelines.stages.hash import run_hash
+from deskscore.pipelines.options import HashOptions, IngestOptions
 from deskscore.schemas import conform_rows
 from deskscore.sql import connect
 
@@ -75,7 +75,7 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def hashed(archive, tmp_path_factory) -> tuple[Path, dict[str, int]]:
     wh = tmp_path_factory.mktemp("wh")
     run_ingest(IngestOptions(str(wh), sources=(str(archive["results"]), str(archive["zip"]))))
-    return wh, run_hash(str(wh))
+    return wh, run_hash(HashOptions(str(wh)))
 
 
 def test_every_referenced_screenshot_is_hashed(hashed) -> None:
@@ -132,7 +132,7 @@ def test_a_second_pass_decodes_nothing_and_rewrites_the_same_bytes(hashed, tmp_p
     wh = tmp_path / "wh"
     shutil.copytree(hashed[0], wh)
     before = _digest(wh)
-    counters = run_hash(str(wh))
+    counters = run_hash(HashOptions(warehouse=str(wh)))
     assert counters["decoded"] == 0
     assert counters["known"] == counters["distinct"] == hashed[1]["distinct"]
     assert _digest(wh) == before
@@ -145,7 +145,7 @@ def test_a_screenshot_two_runs_show_is_decoded_once_by_the_smallest_run_id(
     shutil.copytree(archive["results"], copy)
     wh = tmp_path / "wh"
     run_ingest(IngestOptions(str(wh), sources=(str(archive["results"]), str(copy))))
-    counters = run_hash(str(wh))
+    counters = run_hash(HashOptions(str(wh)))
     refs = Warehouse(wh).read("screenshot_refs").to_pylist()
     by_run: dict[str, set[str]] = {}
     for r in refs:
@@ -162,9 +162,9 @@ def test_hashing_one_run_then_all_decodes_only_what_is_new(archive, tmp_path) ->
     wh = tmp_path / "wh"
     run_ingest(IngestOptions(str(wh), sources=(str(archive["results"]), str(copy))))
     later = max(r["run_id"] for r in Warehouse(wh).read("runs").to_pylist())
-    first = run_hash(str(wh), run_ids=[later])
+    first = run_hash(HashOptions(warehouse=str(wh), runs=(later,)))
     assert first["runs"] == 1 and first["decoded"] == first["distinct"] > 0
-    second = run_hash(str(wh))
+    second = run_hash(HashOptions(warehouse=str(wh)))
     assert second["runs"] == 2 and second["decoded"] == 0
     assert second["known"] == first["distinct"]
     # rows stay where they were first hashed
@@ -213,7 +213,7 @@ def test_bad_screenshots_are_quarantined_and_the_rest_is_hashed(archive, tmp_pat
     run_ingest(IngestOptions(str(wh), sources=(str(results),)))
     missing.unlink()  # after ingest: the step names it, the file is gone
 
-    counters = run_hash(str(wh))
+    counters = run_hash(HashOptions(warehouse=str(wh)))
     rel = {p: p.relative_to(results).as_posix() for p in targets}
     quarantine = {q["location"]: q for q in _quarantine_rows(wh)}
     conform_rows("quarantine", quarantine.values())
@@ -246,7 +246,7 @@ def test_bad_screenshots_are_quarantined_and_the_rest_is_hashed(archive, tmp_pat
     assert len(ok) == len(rows) - 3 and all(r["phash"] is not None for r in ok)
 
     before = _digest(wh)
-    again = run_hash(str(wh))
+    again = run_hash(HashOptions(warehouse=str(wh)))
     assert again["decoded"] == 0 and _digest(wh) == before
 
 
@@ -255,25 +255,25 @@ def test_a_source_that_cannot_be_opened_keeps_the_last_pass(archive, tmp_path) -
     shutil.copytree(archive["results"], results)
     wh = tmp_path / "wh"
     run_ingest(IngestOptions(str(wh), sources=(str(results),)))
-    run_hash(str(wh))
+    run_hash(HashOptions(str(wh)))
     first = _digest(wh)
     moved = tmp_path / "moved"
     results.rename(moved)
-    counters = run_hash(str(wh))
+    counters = run_hash(HashOptions(warehouse=str(wh)))
     assert counters["decoded"] == 0
     [row] = _quarantine_rows(wh)
     assert row["reason"] == "unreadable_source" and str(results) in row["message"]
     after = _digest(wh)
     assert {k: v for k, v in after.items() if not k.endswith("hash.parquet")} == first
     moved.rename(results)
-    run_hash(str(wh))
+    run_hash(HashOptions(warehouse=str(wh)))
     assert _digest(wh) == first
 
 
 def test_real_screenshots_are_all_hashed_with_their_sizes(sec_eval_dir: Path, tmp_path) -> None:
     wh = tmp_path / "wh"
     run_ingest(IngestOptions(str(wh), sources=(str(sec_eval_dir),), layout="{domain}/{task_id}"))
-    counters = run_hash(str(wh))
+    counters = run_hash(HashOptions(str(wh)))
     refs = Warehouse(wh).read("screenshot_refs").to_pylist()
     on_disk = sorted(sec_eval_dir.rglob("*.png"))
     assert len(refs) == counters["files_read"] > 0
@@ -324,3 +324,15 @@ def test_sql_joins_steps_to_screenshots_and_measures_hamming_distances(hashed) -
         assert distance == here - there
         if same:
             assert distance == 0
+
+
+def test_the_options_pixel_cap_reaches_both_decoding_stages(archive, tmp_path) -> None:
+    wh = tmp_path / "wh"
+    run_ingest(IngestOptions(str(wh), sources=(str(archive["results"]), str(archive["zip"]))))
+    counters = run_hash(HashOptions(warehouse=str(wh), threads=1, max_pixels=64 * 36 - 1))
+    rows = Warehouse(wh).read("screenshots").to_pylist()
+    assert len({r["run_id"] for r in rows}) == 2  # decoded while reading, and in batches
+    assert {r["status"] for r in rows} == {"too_large"}
+    assert counters["bad_images"] == counters["decoded"] == len(rows)
+    reasons = {q["reason"] for q in _quarantine_rows(wh)}
+    assert reasons == {"image_too_large"}

@@ -22,7 +22,7 @@ from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.cli.loops import worst_episodes_text
 from deskscore.pipelines.infra.runner import run_stages
 from deskscore.pipelines.jobs.ingest import run_ingest
-from deskscore.pipelines.options import IngestOptions
+from deskscore.pipelines.options import HashOptions, IngestOptions
 from deskscore.pipelines.stages.base import run_keys
 from deskscore.pipelines.stages.loops import LoopsStage, detect_run, run_frames
 from deskscore.schemas import conform_rows
@@ -255,7 +255,6 @@ def test_phashes_come_from_the_screenshots_of_any_run_and_only_usable_ones(
 def sec_eval(sec_eval_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """The 24 real Claude runs, ingested, their screenshots hashed, their loops detected."""
     from deskscore.pipelines.jobs.hash import run_hash
-    from deskscore.pipelines.options import HashOptions
 
     wh = tmp_path_factory.mktemp("sec-wh")
     run_ingest(
