@@ -8,6 +8,20 @@ import pytest
 
 from deskscore.pipelines.options import IngestOptions, ScoreOptions
 
+DESKTOP_FIXTURES = frozenset(
+    {"docker_engine", "sandbox_image", "sandbox_desktop", "host_desktop", "desktop"}
+)
+"""Fixtures that start a real desktop (a container or Xvfb): the tests using them are slow."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests on real desktops are `slow`: the default run leaves them (and the other tests
+    marked slow: kills, concurrency, the whole demo) to `pytest -m ""`, which CI runs."""
+    for item in items:
+        if DESKTOP_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"
 

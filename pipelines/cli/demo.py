@@ -20,6 +20,12 @@ def add_parser(sub: Any) -> None:
         "--out", default="demo", help="folder for the archive and the warehouse (default ./demo)"
     )
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--per-domain",
+        type=int,
+        metavar="N",
+        help="only the first N tasks of each domain (default: every task of the human index)",
+    )
     p.add_argument("--max-steps-scoring", type=int, default=DEMO_MAX_STEPS_SCORING)
     p.add_argument(
         "--screenshots",
@@ -32,7 +38,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
-    from deskscore.collectors.synthetic import write_demo_archive
+    from deskscore.collectors.synthetic import task_slice, write_demo_archive
     from deskscore.pipelines.cli.ingest import reconciliation
     from deskscore.pipelines.cli.leaderboard import leaderboard_text
     from deskscore.pipelines.infra import progress
@@ -43,7 +49,10 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     out = Path(args.out)
     warehouse = str(out / "warehouse")
     started = time.perf_counter()
-    demo = write_demo_archive(out / "archive", seed=args.seed, screenshots=args.screenshots)
+    tasks = task_slice(per_domain=args.per_domain) if args.per_domain else None
+    demo = write_demo_archive(
+        out / "archive", seed=args.seed, screenshots=args.screenshots, tasks=tasks
+    )
     sources = tuple(str(s) for s in demo.sources)
     print(
         f"wrote a demo archive of {len(sources)} source(s) under {out / 'archive'} in "

@@ -40,7 +40,11 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tasks = load_bundled("verified")[::9][:40]
     for name, history in (("history", 2000), ("flat", 0)):
         write_run(root / name, agent(name, history), tasks, seed=11, screenshots="none")
-    run_ingest(IngestOptions(str(root / "wh"), sources=(str(root / "history"), str(root / "flat"))))
+    run_ingest(
+        IngestOptions(
+            str(root / "wh"), sources=(str(root / "history"), str(root / "flat")), engine="direct"
+        )
+    )
     prices = root / "prices.csv"
     prices.write_text(
         "model,input_per_mtok,cached_input_per_mtok,cache_write_per_mtok,output_per_mtok,"
@@ -48,7 +52,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "gpt-5.4-history,2.50,0.25,,15.00,2026-11-30,test\n"
         "gpt-5.4-flat,2.50,0.25,,15.00,2026-11-30,test\n"
     )
-    run_costs(CostOptions(str(root / "wh"), prices=str(prices)))
+    run_costs(CostOptions(str(root / "wh"), prices=str(prices), engine="direct"))
     return root / "wh"
 
 

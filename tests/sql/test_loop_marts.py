@@ -33,7 +33,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     profiles = {p.name: p for p in load_profiles()}
     for i, name in enumerate(("atlas-deliberate", "claw-cu", "loopy-7b")):
         write_run(root / "results", profiles[name], tasks, seed=i, screenshots="none")
-    run_ingest(IngestOptions(str(root / "wh"), sources=(str(root / "results"),)))
+    run_ingest(IngestOptions(str(root / "wh"), sources=(str(root / "results"),), engine="direct"))
     wh = str(root / "wh")
     run_stages([LoopsStage(wh)], run_keys(Warehouse(wh)))
     return root / "wh"

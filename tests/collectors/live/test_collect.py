@@ -179,7 +179,7 @@ def test_score_and_leaderboard_read_a_collected_run(collected) -> None:
     from deskscore.pipelines.cli.leaderboard import leaderboard_text
     from deskscore.pipelines.jobs.score import run_score
 
-    run_score(ScoreOptions(str(collected["warehouse"]), loops=False))
+    run_score(ScoreOptions(str(collected["warehouse"]), loops=False, engine="direct"))
     wh = Warehouse(collected["warehouse"])
     [row] = wh.read("run_scores").to_pylist()
     assert (row["benchmark"], row["n_tasks_run"]) == (
@@ -202,7 +202,10 @@ def test_the_osworld_folders_ingest_to_the_same_rows(collected, tmp_path: Path) 
     assert not (root / "os" / "L1_os_unjudged" / "result.txt").exists()
     run_ingest(
         IngestOptions(
-            str(tmp_path / "wh"), sources=(str(collected["osworld"]),), benchmark="sandbox"
+            str(tmp_path / "wh"),
+            sources=(str(collected["osworld"]),),
+            benchmark="sandbox",
+            engine="direct",
         )
     )
     wh = Warehouse(tmp_path / "wh")

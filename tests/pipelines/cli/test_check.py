@@ -18,8 +18,8 @@ from deskscore.pipelines.cli.main import main
 def scored(small_archive: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("checked") / "wh"
     sources = [str(small_archive["results"]), str(small_archive["zip"])]
-    assert main(["ingest", *sources, "--warehouse", str(root)]) == 0
-    assert main(["score", "--warehouse", str(root), "--no-costs"]) == 0
+    assert main(["ingest", *sources, "--warehouse", str(root), "--engine", "direct"]) == 0
+    assert main(["score", "--warehouse", str(root), "--no-costs", "--engine", "direct"]) == 0
     return root
 
 
@@ -84,7 +84,7 @@ def test_a_source_that_grew_lines_after_ingest_is_reported(
 ) -> None:
     results = Path(shutil.copytree(small_archive["results"], tmp_path / "results"))
     root = tmp_path / "wh"
-    assert main(["ingest", str(results), "--warehouse", str(root)]) == 0
+    assert main(["ingest", str(results), "--warehouse", str(root), "--engine", "direct"]) == 0
     assert check_warehouse(root).ok
     traj = sorted(results.rglob("traj.jsonl"))[0]
     traj.write_bytes(traj.read_bytes() + b'{"step_num": 99}\n')

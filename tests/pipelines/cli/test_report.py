@@ -38,9 +38,9 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
             root / "results", profiles[i], task_slice(per_domain=2), seed=i, screenshots="tiny"
         )
     wh = root / "wh"
-    run_ingest(IngestOptions(str(wh), sources=(str(root / "results"),)))
+    run_ingest(IngestOptions(str(wh), sources=(str(root / "results"),), engine="direct"))
     run_hash(HashOptions(str(wh)))
-    run_score(ScoreOptions(str(wh), max_steps_scoring=50))
+    run_score(ScoreOptions(str(wh), max_steps_scoring=50, engine="direct"))
     return wh
 
 

@@ -67,6 +67,7 @@ def test_a_killed_holder_never_leaves_the_warehouse_locked(tmp_path: Path) -> No
         pass
 
 
+@pytest.mark.slow
 def test_two_ingests_at_once_one_refuses_clearly_and_waiting_gives_the_same_tables(
     small_archive: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

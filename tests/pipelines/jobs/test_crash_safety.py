@@ -19,6 +19,8 @@ from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.cli.check import check_warehouse
 from deskscore.schemas import TABLES
 
+pytestmark = pytest.mark.slow
+
 KILLS_PER_JOB = 2
 
 

@@ -25,12 +25,14 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_ingest_and_score_from_the_cli(small: dict, capsys) -> None:
     archive, wh = small["root"] / "archive", small["root"] / "warehouse"
     args = ["--warehouse", str(wh), "--workers", "1"]
-    assert main(["ingest", str(archive), "--benchmark", "deskcraft", *args]) == 0
+    assert (
+        main(["ingest", str(archive), "--benchmark", "deskcraft", *args, "--engine", "direct"]) == 0
+    )
     out = capsys.readouterr().out
     assert "quarantined by reason: none" in out
     [src] = [line for line in out.splitlines() if line.startswith(str(archive))]
     assert src.rstrip().endswith("yes")  # lines = step rows + quarantined lines
-    assert main(["score", *args]) == 0
+    assert main(["score", *args, "--engine", "direct"]) == 0
     out = capsys.readouterr().out
     plans = small["plans"]
     n_run = sum(1 for p in plans if p.score is not None)

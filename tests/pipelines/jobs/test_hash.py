@@ -74,7 +74,11 @@ def archive(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def hashed(archive, tmp_path_factory) -> tuple[Path, dict[str, int]]:
     wh = tmp_path_factory.mktemp("wh")
-    run_ingest(IngestOptions(str(wh), sources=(str(archive["results"]), str(archive["zip"]))))
+    run_ingest(
+        IngestOptions(
+            str(wh), sources=(str(archive["results"]), str(archive["zip"])), engine="direct"
+        )
+    )
     return wh, run_hash(HashOptions(str(wh)))
 
 
@@ -144,7 +148,9 @@ def test_a_screenshot_two_runs_show_is_decoded_once_by_the_smallest_run_id(
     copy = tmp_path / "copy"
     shutil.copytree(archive["results"], copy)
     wh = tmp_path / "wh"
-    run_ingest(IngestOptions(str(wh), sources=(str(archive["results"]), str(copy))))
+    run_ingest(
+        IngestOptions(str(wh), sources=(str(archive["results"]), str(copy)), engine="direct")
+    )
     counters = run_hash(HashOptions(str(wh)))
     refs = Warehouse(wh).read("screenshot_refs").to_pylist()
     by_run: dict[str, set[str]] = {}
@@ -160,7 +166,9 @@ def test_hashing_one_run_then_all_decodes_only_what_is_new(archive, tmp_path) ->
     copy = tmp_path / "copy"
     shutil.copytree(archive["results"], copy)
     wh = tmp_path / "wh"
-    run_ingest(IngestOptions(str(wh), sources=(str(archive["results"]), str(copy))))
+    run_ingest(
+        IngestOptions(str(wh), sources=(str(archive["results"]), str(copy)), engine="direct")
+    )
     later = max(r["run_id"] for r in Warehouse(wh).read("runs").to_pylist())
     first = run_hash(HashOptions(warehouse=str(wh), runs=(later,)))
     assert first["runs"] == 1 and first["decoded"] == first["distinct"] > 0
@@ -210,7 +218,7 @@ def test_bad_screenshots_are_quarantined_and_the_rest_is_hashed(archive, tmp_pat
     jpeg.write_bytes(out.getvalue())
     bomb.write_bytes(_bomb_png())
     wh = tmp_path / "wh"
-    run_ingest(IngestOptions(str(wh), sources=(str(results),)))
+    run_ingest(IngestOptions(str(wh), sources=(str(results),), engine="direct"))
     missing.unlink()  # after ingest: the step names it, the file is gone
 
     counters = run_hash(HashOptions(warehouse=str(wh)))
@@ -254,7 +262,7 @@ def test_a_source_that_cannot_be_opened_keeps_the_last_pass(archive, tmp_path) -
     results = tmp_path / "results"
     shutil.copytree(archive["results"], results)
     wh = tmp_path / "wh"
-    run_ingest(IngestOptions(str(wh), sources=(str(results),)))
+    run_ingest(IngestOptions(str(wh), sources=(str(results),), engine="direct"))
     run_hash(HashOptions(str(wh)))
     first = _digest(wh)
     moved = tmp_path / "moved"
@@ -272,7 +280,11 @@ def test_a_source_that_cannot_be_opened_keeps_the_last_pass(archive, tmp_path) -
 
 def test_real_screenshots_are_all_hashed_with_their_sizes(sec_eval_dir: Path, tmp_path) -> None:
     wh = tmp_path / "wh"
-    run_ingest(IngestOptions(str(wh), sources=(str(sec_eval_dir),), layout="{domain}/{task_id}"))
+    run_ingest(
+        IngestOptions(
+            str(wh), sources=(str(sec_eval_dir),), layout="{domain}/{task_id}", engine="direct"
+        )
+    )
     counters = run_hash(HashOptions(str(wh)))
     refs = Warehouse(wh).read("screenshot_refs").to_pylist()
     on_disk = sorted(sec_eval_dir.rglob("*.png"))
@@ -328,7 +340,11 @@ def test_sql_joins_steps_to_screenshots_and_measures_hamming_distances(hashed) -
 
 def test_the_options_pixel_cap_reaches_both_decoding_stages(archive, tmp_path) -> None:
     wh = tmp_path / "wh"
-    run_ingest(IngestOptions(str(wh), sources=(str(archive["results"]), str(archive["zip"]))))
+    run_ingest(
+        IngestOptions(
+            str(wh), sources=(str(archive["results"]), str(archive["zip"])), engine="direct"
+        )
+    )
     counters = run_hash(HashOptions(warehouse=str(wh), threads=1, max_pixels=64 * 36 - 1))
     rows = Warehouse(wh).read("screenshots").to_pylist()
     assert len({r["run_id"] for r in rows}) == 2  # decoded while reading, and in batches

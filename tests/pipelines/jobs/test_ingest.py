@@ -29,7 +29,9 @@ def _traj_lines(root: Path) -> int:
 def test_every_trajectory_line_becomes_a_step_or_a_quarantine_row(small_archive, tmp_path) -> None:
     result = run_ingest(
         IngestOptions(
-            str(tmp_path), sources=(str(small_archive["results"]), str(small_archive["zip"]))
+            str(tmp_path),
+            sources=(str(small_archive["results"]), str(small_archive["zip"])),
+            engine="direct",
         )
     )
     con = connect(tmp_path)
@@ -45,9 +47,11 @@ def test_every_trajectory_line_becomes_a_step_or_a_quarantine_row(small_archive,
 
 def test_ingesting_the_same_sources_twice_changes_nothing(small_archive, tmp_path) -> None:
     sources = [str(small_archive["results"]), str(small_archive["zip"])]
-    run_ingest(IngestOptions(str(tmp_path), sources=tuple(sources)))
+    run_ingest(IngestOptions(str(tmp_path), sources=tuple(sources), engine="direct"))
     first = _digest(tmp_path)
-    run_ingest(IngestOptions(str(tmp_path), sources=tuple(list(reversed(sources)))))
+    run_ingest(
+        IngestOptions(str(tmp_path), sources=tuple(list(reversed(sources))), engine="direct")
+    )
     assert _digest(tmp_path) == first
     assert len(first) >= 9  # runs, episodes, steps for each of three runs
 
@@ -59,6 +63,7 @@ def test_a_zip_is_read_in_place_and_gives_the_same_episodes_as_its_folder(
         IngestOptions(
             str(tmp_path),
             sources=(str(small_archive["zip"]), str(small_archive["zipped_run"])),
+            engine="direct",
         )
     )
     episodes = Warehouse(tmp_path).read("episodes").to_pylist()
@@ -83,7 +88,12 @@ def test_a_zip_is_read_in_place_and_gives_the_same_episodes_as_its_folder(
 
 def test_real_runs_with_another_layout_are_all_accounted_for(sec_eval_dir, tmp_path) -> None:
     run_ingest(
-        IngestOptions(str(tmp_path), sources=(str(sec_eval_dir),), layout="{domain}/{task_id}")
+        IngestOptions(
+            str(tmp_path),
+            sources=(str(sec_eval_dir),),
+            layout="{domain}/{task_id}",
+            engine="direct",
+        )
     )
     con = connect(tmp_path)
     assert con.sql("SELECT count(*) FROM episodes").fetchall() == [(24,)]
@@ -106,7 +116,9 @@ def test_an_unreadable_source_is_quarantined_and_the_rest_is_ingested(
     broken = tmp_path / "broken.zip"
     broken.write_bytes(b"PK\x03\x04 this is not a zip")
     wh = tmp_path / "wh"
-    run_ingest(IngestOptions(str(wh), sources=(str(broken), str(small_archive["zip"]))))
+    run_ingest(
+        IngestOptions(str(wh), sources=(str(broken), str(small_archive["zip"])), engine="direct")
+    )
     con = connect(wh)
     assert con.sql("SELECT count(*) FROM runs").fetchall() == [(1,)]
     reasons = con.sql(
@@ -124,7 +136,9 @@ def test_an_fsspec_url_is_ingested_like_the_folder_it_mirrors(small_archive, tmp
     for path in results.rglob("*"):
         if path.is_file():
             fs.pipe(f"/mirror/{path.relative_to(results).as_posix()}", path.read_bytes())
-    run_ingest(IngestOptions(str(tmp_path), sources=("memory://mirror", str(results))))
+    run_ingest(
+        IngestOptions(str(tmp_path), sources=("memory://mirror", str(results)), engine="direct")
+    )
     rows = (
         connect(tmp_path)
         .sql(

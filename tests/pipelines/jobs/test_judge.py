@@ -205,7 +205,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     shots = sorted(first.glob("step_*.png"), key=lambda p: int(p.name.split("_")[1]))
     shots[-1].write_bytes(shots[-1].read_bytes()[:40])  # truncated PNG
     wh = root / "wh"
-    assert main(["ingest", str(root / "archive"), "--warehouse", str(wh)]) == 0
+    assert (
+        main(["ingest", str(root / "archive"), "--warehouse", str(wh), "--engine", "direct"]) == 0
+    )
     return {"wh": wh, "tasks": [t["task_id"] for t in tasks], "corrupt": shots[-1].name}
 
 

@@ -20,14 +20,28 @@ ROOT = Path(__file__).resolve().parents[3]
 def scored(small_archive, tmp_path_factory) -> Path:
     wh = tmp_path_factory.mktemp("wh")
     run_ingest(
-        IngestOptions(str(wh), sources=(str(small_archive["results"]), str(small_archive["zip"])))
-    )
-    run_score(
-        ScoreOptions(str(wh), human_version="verified", max_steps_scoring=50, compat="deskscore")
+        IngestOptions(
+            str(wh),
+            sources=(str(small_archive["results"]), str(small_archive["zip"])),
+            engine="direct",
+        )
     )
     run_score(
         ScoreOptions(
-            str(wh), human_version="verified", max_steps_scoring=50, compat="osworld-human"
+            str(wh),
+            human_version="verified",
+            max_steps_scoring=50,
+            compat="deskscore",
+            engine="direct",
+        )
+    )
+    run_score(
+        ScoreOptions(
+            str(wh),
+            human_version="verified",
+            max_steps_scoring=50,
+            compat="osworld-human",
+            engine="direct",
         )
     )
     return wh
@@ -117,16 +131,21 @@ def test_reading_the_human_folder_gives_the_bundled_figures(
 ) -> None:
     from_folder, bundled = tmp_path / "folder", tmp_path / "bundled"
     for wh in (from_folder, bundled):
-        run_ingest(IngestOptions(str(wh), sources=(str(small_archive["results"]),)))
+        run_ingest(
+            IngestOptions(str(wh), sources=(str(small_archive["results"]),), engine="direct")
+        )
     run_score(
         ScoreOptions(
             str(from_folder),
             human_version=version,
             human_path=str(human_dirs[version]),
             max_steps_scoring=50,
+            engine="direct",
         )
     )
-    run_score(ScoreOptions(str(bundled), human_version=version, max_steps_scoring=50))
+    run_score(
+        ScoreOptions(str(bundled), human_version=version, max_steps_scoring=50, engine="direct")
+    )
     con = connect(from_folder)
     assert con.sql(
         "SELECT count(*), count(instruction), count(*) FILTER (WHERE infeasible) FROM tasks"
@@ -160,7 +179,7 @@ def test_a_uitars_submission_is_matched_by_instruction_like_score_py(human_dirs,
     run = tmp_path / "uitars"
     _write_uitars_run(run, human_dirs["verified"], 40)
     wh = tmp_path / "wh"
-    run_ingest(IngestOptions(str(wh), sources=(str(run),)))
+    run_ingest(IngestOptions(str(wh), sources=(str(run),), engine="direct"))
     run_score(
         ScoreOptions(
             str(wh),
@@ -168,6 +187,7 @@ def test_a_uitars_submission_is_matched_by_instruction_like_score_py(human_dirs,
             human_path=str(human_dirs["verified"]),
             max_steps_scoring=50,
             compat="osworld-human",
+            engine="direct",
         )
     )
     ((sr, wps, wpg, wm, matched),) = (

@@ -116,8 +116,8 @@ def priced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("cost")
     results = write_archive(root)
     wh = root / "wh"
-    run_ingest(IngestOptions(str(wh), sources=(str(results),)))
-    run_score(ScoreOptions(str(wh), max_steps_scoring=15, loops=False))
+    run_ingest(IngestOptions(str(wh), sources=(str(results),), engine="direct"))
+    run_score(ScoreOptions(str(wh), max_steps_scoring=15, loops=False, engine="direct"))
     return wh
 
 
@@ -167,7 +167,7 @@ def test_an_unknown_model_leaves_the_run_without_a_total_and_is_reported(
     s3 = by_agent(priced, "SELECT agent, * FROM cost_per_run")["gpt-5-2025-08-07"]
     assert s3["cost_usd"] is None and s3["unpriced_models"] == ["ui-tars-1.5-7b"]
     assert D(str(s3["priced_cost_usd"])) == S3_GPT5
-    assert main(["cost", "--warehouse", str(priced)]) == 0
+    assert main(["cost", "--warehouse", str(priced), "--engine", "direct"]) == 0
     out = capsys.readouterr().out
     assert (
         "2 calls of models without a price: ui-tars-1.5-7b (2 calls); add them with --prices FILE"
@@ -204,7 +204,20 @@ def test_an_override_file_prices_the_unknown_model_and_replaces_a_price(
         "gpt-5.4,1.00,,,4.00,2026-11-01,our contract\n"
     )
     try:
-        assert main(["cost", "--warehouse", str(priced), "--prices", str(override)]) == 0
+        assert (
+            main(
+                [
+                    "cost",
+                    "--warehouse",
+                    str(priced),
+                    "--prices",
+                    str(override),
+                    "--engine",
+                    "direct",
+                ]
+            )
+            == 0
+        )
         out = capsys.readouterr().out
         assert "without a price" not in out and "prices.csv" in out
         runs = by_agent(priced, "SELECT agent, * FROM cost_per_run")
@@ -212,7 +225,9 @@ def test_an_override_file_prices_the_unknown_model_and_replaces_a_price(
         own = (D(236_000) * D(1) + D(7_300) * D(4)) / 1_000_000
         assert D(str(runs["gpt-5.4"]["cost_usd"])) == own
     finally:
-        run_costs(CostOptions(str(priced)))  # back to the bundled prices for the other tests
+        run_costs(
+            CostOptions(str(priced), engine="direct")
+        )  # back to the bundled prices for the other tests
     assert (
         by_agent(priced, "SELECT agent, cost_usd FROM cost_per_run")["gpt-5-2025-08-07"]["cost_usd"]
         is None
@@ -223,7 +238,7 @@ def test_pricing_again_with_the_same_table_writes_the_same_bytes(priced: Path) -
     wh = Warehouse(priced)
     names = ("llm_call_costs", "episode_costs", "run_costs")
     before = {p: p.read_bytes() for n in names for p in wh.files(n)}
-    run_costs(CostOptions(str(priced)))
+    run_costs(CostOptions(str(priced), engine="direct"))
     assert {p: p.read_bytes() for n in names for p in wh.files(n)} == before
 
 
@@ -248,8 +263,10 @@ def test_a_bad_price_file_stops_the_command_before_anything_is_written(
     bad = tmp_path / "bad.csv"
     bad.write_text("model,price\ngpt-5.4,1\n")
     with pytest.raises(PriceError):
-        run_score(ScoreOptions(str(priced), prices=str(bad)))
-    assert main(["score", "--warehouse", str(priced), "--prices", str(bad)]) == 2
+        run_score(ScoreOptions(str(priced), prices=str(bad), engine="direct"))
+    assert (
+        main(["score", "--warehouse", str(priced), "--prices", str(bad), "--engine", "direct"]) == 2
+    )
     err = capsys.readouterr().err
     assert "bad.csv" in err and "missing column" in err
 
@@ -258,9 +275,9 @@ def test_cost_prices_runs_that_were_ingested_but_never_scored(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     wh = tmp_path / "wh"
-    run_ingest(IngestOptions(str(wh), sources=(str(write_archive(tmp_path)),)))
+    run_ingest(IngestOptions(str(wh), sources=(str(write_archive(tmp_path)),), engine="direct"))
     assert not Warehouse(wh).files("run_costs")
-    assert main(["cost", "--warehouse", str(wh), "--format", "json"]) == 0
+    assert main(["cost", "--warehouse", str(wh), "--format", "json", "--engine", "direct"]) == 0
     rows = {r["agent"]: r for r in json.loads(capsys.readouterr().out)}
     assert D(str(rows["gpt-5.4"]["cost_usd"])) == GPT_A + GPT_B
     assert rows["plain-model"]["n_llm_calls"] == 0 and rows["plain-model"]["cost_usd"] is None

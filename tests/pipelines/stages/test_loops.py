@@ -71,7 +71,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> dict:
     for i, profile in enumerate(profiles):
         synthetic_run(root / "results", profile, tasks, seed=SEED + i, screenshots="none")
     wh = root / "wh"
-    run_ingest(IngestOptions(str(wh), sources=(str(root / "results"),)))
+    run_ingest(IngestOptions(str(wh), sources=(str(root / "results"),), engine="direct"))
     n_runs = run_loops(str(wh))
     runs = Warehouse(wh).read("runs").to_pylist()
     by_model = {r["model"]: r for r in runs}
@@ -156,7 +156,7 @@ def test_a_run_without_loops_gets_an_empty_file(tmp_path: Path) -> None:
     synthetic_run(tmp_path / "r", profile, task_slice(per_domain=1)[:3], seed=5, screenshots="none")
     plans = plan_run(profile, task_slice(per_domain=1)[:3], seed=5)
     assert not list(planned_loops(profile, plans))
-    run_ingest(IngestOptions(str(tmp_path / "wh"), sources=(str(tmp_path / "r"),)))
+    run_ingest(IngestOptions(str(tmp_path / "wh"), sources=(str(tmp_path / "r"),), engine="direct"))
     assert run_loops(str(tmp_path / "wh")) == 1
     wh = Warehouse(tmp_path / "wh")
     assert len(wh.files("loop_spans")) == 1
@@ -263,6 +263,7 @@ def sec_eval(sec_eval_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> di
             sources=(str(sec_eval_dir),),
             layout="{domain}/{task_id}",
             benchmark="osworld-sec-eval",
+            engine="direct",
         )
     )
     hashed = run_hash(HashOptions(str(wh)))
