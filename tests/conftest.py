@@ -49,6 +49,31 @@ def sec_eval_dir(reference_data: Path) -> Path:
     return reference_data / "osworld-sec-eval" / "sec_eval_results"
 
 
+@pytest.fixture
+def old_quarantine_file(tmp_path: Path) -> dict[str, str]:
+    """A warehouse at tmp_path whose one quarantine file (run r1) was written before the
+    `line_no` and `excerpt` columns existed; returns the row it holds."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from deskscore.collectors.warehouse import Warehouse
+
+    row = {
+        "run_id": "r1",
+        "benchmark": "osworld",
+        "source": "s",
+        "location": "f",
+        "reason": "x",
+        "message": "m",
+    }
+    target = Warehouse(tmp_path).partition_dir(
+        "quarantine", {"benchmark": "osworld", "run_id": "r1"}
+    )
+    target.mkdir(parents=True)
+    pq.write_table(pa.table({k: [v] for k, v in row.items()}), target / "data.parquet")
+    return row
+
+
 @pytest.fixture(scope="session")
 def deskcraft_archive(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Two generated DeskCraft runs over a slice of the real tasks (interactive ones included),
