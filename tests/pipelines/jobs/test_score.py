@@ -26,24 +26,16 @@ def scored(small_archive, tmp_path_factory) -> Path:
             engine="direct",
         )
     )
-    run_score(
-        ScoreOptions(
-            str(wh),
-            human_version="verified",
-            max_steps_scoring=50,
-            compat="deskscore",
-            engine="direct",
+    for compat in ("deskscore", "osworld-human"):
+        run_score(
+            ScoreOptions(
+                str(wh),
+                human_version="verified",
+                max_steps_scoring=50,
+                compat=compat,
+                engine="direct",
+            )
         )
-    )
-    run_score(
-        ScoreOptions(
-            str(wh),
-            human_version="verified",
-            max_steps_scoring=50,
-            compat="osworld-human",
-            engine="direct",
-        )
-    )
     return wh
 
 
