@@ -147,29 +147,10 @@ def test_reading_the_human_folder_gives_the_bundled_figures(
     assert con.sql(query).fetchall() == connect(bundled).sql(query).fetchall()
 
 
-def _write_uitars_run(root: Path, human_dir: Path, n: int) -> None:
-    """UI-TARS folders for n real tasks: data.json (steps; the score in the last) and meta.json."""
-    import json
-    import random
-
-    rng = random.Random(5)
-    files = sorted(human_dir.glob("*/*.json"))
-    for k, path in enumerate(rng.sample(files, n)):
-        folder = root / f"task_{k:03d}"
-        folder.mkdir(parents=True)
-        steps = [
-            {"inner_step": [{"action": "click", "score": 0}]} for _ in range(rng.randint(1, 30))
-        ]
-        steps[-1]["inner_step"][0]["score"] = rng.choice((0, 1, 1.0, 0.0))
-        (folder / "data.json").write_text(json.dumps(steps))
-        (folder / "meta.json").write_text(
-            json.dumps({"query": json.loads(path.read_text())["instruction"]})
-        )
-
-
-def test_a_uitars_submission_is_matched_by_instruction_like_score_py(human_dirs, tmp_path) -> None:
-    run = tmp_path / "uitars"
-    _write_uitars_run(run, human_dirs["verified"], 40)
+def test_a_uitars_submission_is_matched_by_instruction_like_score_py(
+    human_dirs, uitars_run, tmp_path
+) -> None:
+    run = uitars_run
     wh = tmp_path / "wh"
     run_ingest(IngestOptions(str(wh), sources=(str(run),), engine="direct"))
     run_score(
