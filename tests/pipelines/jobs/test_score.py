@@ -79,27 +79,28 @@ FIGURES = re.compile(
 )
 
 
-@pytest.mark.parametrize("run_key", ["run0", "run1", "zip"])
-def test_score_py_and_the_pipeline_give_the_same_figures(scored, small_archive, run_key) -> None:
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "score.py"),
-            "--result-path",
-            str(small_archive[run_key]),
-            "--max-steps-scoring",
-            "50",
-            "--human-version",
-            "verified",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+def score_py_figures(*args: str) -> tuple[str, ...]:
+    """What score.py prints for `args`: success rate, WES+ single and grouped, WES-."""
+    command = [sys.executable, str(ROOT / "score.py"), *args]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     figures = FIGURES.search(out)
     assert figures, out
+    return figures["sr"], figures["wps"], figures["wpg"], figures["wm"]
+
+
+def as_score_py_prints(sr: float, wps: float, wpg: float, wm: float) -> tuple[str, ...]:
+    """run_scores figures as score.py prints them."""
+    return f"{sr * 100:.2f}", f"{wps * 100:.2f}", f"{wpg * 100:.2f}", f"{wm:.2f}"
+
+
+@pytest.mark.parametrize("run_key", ["run0", "run1", "zip"])
+def test_score_py_and_the_pipeline_give_the_same_figures(scored, small_archive, run_key) -> None:
+    figures = score_py_figures(
+        "--result-path", str(small_archive[run_key]), "--max-steps-scoring", "50",
+        "--human-version", "verified",
+    )  # fmt: skip
     source = str(small_archive[run_key].resolve())
-    ((sr, wps, wpg, wm),) = (
+    (row,) = (
         connect(scored)
         .sql(
             """
@@ -111,10 +112,7 @@ def test_score_py_and_the_pipeline_give_the_same_figures(scored, small_archive, 
         )
         .fetchall()
     )
-    assert figures["sr"] == f"{sr * 100:.2f}"
-    assert figures["wps"] == f"{wps * 100:.2f}"
-    assert figures["wpg"] == f"{wpg * 100:.2f}"
-    assert figures["wm"] == f"{wm:.2f}"
+    assert figures == as_score_py_prints(*row)
 
 
 @pytest.mark.parametrize(("version", "n_tasks"), [("2025-06", 364), ("verified", 369)])
@@ -171,27 +169,8 @@ def test_a_uitars_submission_is_matched_by_instruction_like_score_py(
         .fetchall()
     )
     assert matched == 40
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "score.py"),
-            "--result-path",
-            str(run),
-            "--uitars",
-            "--max-steps-scoring",
-            "50",
-            "--human-path",
-            str(human_dirs["verified"]),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    figures = FIGURES.search(out)
-    assert figures, out
-    assert (figures["sr"], figures["wps"], figures["wpg"], figures["wm"]) == (
-        f"{sr * 100:.2f}",
-        f"{wps * 100:.2f}",
-        f"{wpg * 100:.2f}",
-        f"{wm:.2f}",
-    )
+    figures = score_py_figures(
+        "--result-path", str(run), "--uitars", "--max-steps-scoring", "50",
+        "--human-path", str(human_dirs["verified"]),
+    )  # fmt: skip
+    assert figures == as_score_py_prints(sr, wps, wpg, wm)
