@@ -1,7 +1,7 @@
 -- deskcraft_slices: each DeskCraft run's figures per slice of its tasks, per split and over
 -- both (split 'all'), for every way the DeskCraft marts slice them (`slicing`): level_stem
 -- and level_difficulty (the two level sources), app, domain (the DeskCraft domain, the
--- task's category), mode (collaboration mode; interactive tasks only) and trigger (the kind
+-- task's category), mode (collaboration mode; null for standard tasks) and trigger (the kind
 -- of a phase trigger, e.g. agent_done of 'agent_done' or step_count of 'step_count:5'). The
 -- slices of one slicing and split add up to the run, except triggers: a task counts once
 -- under each kind its phases use, and its n_phases are the phases of that kind.
