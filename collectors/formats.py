@@ -279,13 +279,6 @@ def _read_uitars(
     )
 
 
-def _read_uitars_light(
-    source: Source, run: RunFolder, task: TaskFolder, *, run_id: str, benchmark: str
-) -> EpisodeRead:
-    read = read_uitars_episode(source, run, task, run_id=run_id, benchmark=benchmark)
-    return read._replace(steps=[])
-
-
 def _collected_not_read(source: Source, run: RunFolder, task: TaskFolder, **_: Any) -> Any:
     raise FormatError(
         f"{source.uri}!{task.path}: live runs are written by `deskscore collect` straight into "
@@ -318,7 +311,6 @@ UITARS = Format(
     read_episode=_read_uitars,
     find=each_folder(_uitars_folder),
     at_layout=_uitars_at_layout,
-    read_light=_read_uitars_light,
     human_key=BY_INSTRUCTION,
 )
 """UI-TARS submissions: <task>/data.json + meta.json, keyed by instruction."""

@@ -146,6 +146,17 @@ def _entry(domain: Any, task_id: Any, score: Any, status: Any, err: Any) -> tupl
     }
 
 
+def _item_entry(item: dict) -> tuple | None:
+    """The entry of a summary item as runners write it: a dict naming its task."""
+    return _entry(
+        item.get("application", item.get("domain")),
+        item.get("task_id"),
+        item.get("score"),
+        item.get("status"),
+        item.get("err_message"),
+    )
+
+
 def _read_results_json(source: Source, path: str, q: _Q) -> dict | None:
     text = _read_text(source, path, q)
     if text is None:
@@ -167,13 +178,7 @@ def _read_results_json(source: Source, path: str, q: _Q) -> dict | None:
     for item in data:
         e = None
         if isinstance(item, dict):
-            e = _entry(
-                item.get("application", item.get("domain")),
-                item.get("task_id"),
-                item.get("score"),
-                item.get("status"),
-                item.get("err_message"),
-            )
+            e = _item_entry(item)
         if e is None:
             bad += 1
             continue
@@ -204,13 +209,7 @@ def _read_all_result(source: Source, path: str, q: _Q) -> dict | None:
         return out
     if isinstance(data, list) and data and all(isinstance(v, dict) for v in data):
         for item in data:
-            e = _entry(
-                item.get("application", item.get("domain")),
-                item.get("task_id"),
-                item.get("score"),
-                item.get("status"),
-                item.get("err_message"),
-            )
+            e = _item_entry(item)
             if e is not None:
                 out[e[0]] = e[1]
         if out:

@@ -50,6 +50,59 @@ def sec_eval_dir(reference_data: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def uitars_run(human_dirs: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A UI-TARS submission of 40 real tasks (verified data), named by instruction as UI-TARS
+    names them: per task folder data.json (steps; the score in the last) and meta.json."""
+    import json
+    import os
+    import random
+
+    from deskscore.scorers.domains import OSWORLD_DOMAINS
+
+    human_dir, rng = human_dirs["verified"], random.Random(4)
+    root = tmp_path_factory.mktemp("uitars")
+    instructions = []
+    for domain in OSWORLD_DOMAINS:
+        for name in sorted(os.listdir(human_dir / domain)):
+            instructions.append(json.loads((human_dir / domain / name).read_text())["instruction"])
+    for k, text in enumerate(rng.sample(instructions, 40)):
+        d = root / f"task_{k:03d}"
+        d.mkdir(parents=True)
+        steps = [
+            {"inner_step": [{"action": "click", "score": 0}]} for _ in range(rng.randint(1, 40))
+        ]
+        steps[-1]["inner_step"][0]["score"] = rng.choice((0, 1, 1.0, 0.0))
+        (d / "data.json").write_text(json.dumps(steps))
+        (d / "meta.json").write_text(json.dumps({"query": text}))
+    return root
+
+
+@pytest.fixture
+def old_quarantine_file(tmp_path: Path) -> dict[str, str]:
+    """A warehouse at tmp_path whose one quarantine file (run r1) was written before the
+    `line_no` and `excerpt` columns existed; returns the row it holds."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from deskscore.collectors.warehouse import Warehouse
+
+    row = {
+        "run_id": "r1",
+        "benchmark": "osworld",
+        "source": "s",
+        "location": "f",
+        "reason": "x",
+        "message": "m",
+    }
+    target = Warehouse(tmp_path).partition_dir(
+        "quarantine", {"benchmark": "osworld", "run_id": "r1"}
+    )
+    target.mkdir(parents=True)
+    pq.write_table(pa.table({k: [v] for k, v in row.items()}), target / "data.parquet")
+    return row
+
+
+@pytest.fixture(scope="session")
 def deskcraft_archive(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Two generated DeskCraft runs over a slice of the real tasks (interactive ones included),
     ingested and scored once for every test that needs them; `plans` is what was generated."""

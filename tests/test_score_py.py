@@ -441,27 +441,8 @@ def test_a_nan_result_prints_nan_like_the_original(tmp_path, human_dirs, humans,
     assert "WES-: nan" in original.stdout
 
 
-def write_uitars_run(root: Path, human_dir: Path, rng: random.Random, n: int) -> None:
-    """UI-TARS folders: data.json (steps, score in the last one) and meta.json (instruction)."""
-    instructions = []
-    for domain in OSWORLD_DOMAINS:
-        for name in sorted(os.listdir(human_dir / domain)):
-            instructions.append(json.loads((human_dir / domain / name).read_text())["instruction"])
-    for k, text in enumerate(rng.sample(instructions, n)):
-        d = root / f"task_{k:03d}"
-        d.mkdir(parents=True)
-        steps = [
-            {"inner_step": [{"action": "click", "score": 0}]} for _ in range(rng.randint(1, 40))
-        ]
-        steps[-1]["inner_step"][0]["score"] = rng.choice((0, 1, 1.0, 0.0))
-        (d / "data.json").write_text(json.dumps(steps))
-        (d / "meta.json").write_text(json.dumps({"query": text}))
-
-
-def test_uitars_output_is_the_originals(tmp_path, human_dirs, peer):
-    root = tmp_path / "uitars"
-    write_uitars_run(root, human_dirs["verified"], random.Random(4), 40)
-    args = ["--result-path", str(root), "--uitars", "--max-steps-scoring", "30"]
+def test_uitars_output_is_the_originals(human_dirs, uitars_run, peer):
+    args = ["--result-path", str(uitars_run), "--uitars", "--max-steps-scoring", "30"]
     original = run_score(args, cwd=human_dirs["verified"], script=peer)
     assert original.returncode == 0, original.stderr
     ours = run_score(args, cwd=human_dirs["verified"])

@@ -36,9 +36,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from deskscore.collectors.images import hash_image, sniff_format
+from deskscore.collectors.images import ImageFacts, hash_image, sniff_format
 from deskscore.collectors.layout import TaskFolder
 from deskscore.collectors.osworld import QuarantineRows, read_steps, set_step_intervals, summarise
+from deskscore.collectors.screenshot_tables import screenshot_row
 from deskscore.collectors.timestamps import parse_action_timestamp
 from deskscore.collectors.usage import call_rows, file_calls
 
@@ -62,8 +63,8 @@ class Frame(NamedTuple):
     content_hash: str
     store_path: str
     """Path inside the store folder (the run's source)."""
-    row: dict[str, Any]
-    """Its `screenshots` row, without run_id and benchmark."""
+    facts: ImageFacts
+    """What the frame is (the columns of its `screenshots` row), hashed when it was taken."""
 
 
 class ScreenshotStore:
@@ -71,7 +72,7 @@ class ScreenshotStore:
 
     def __init__(self, warehouse: str | os.PathLike[str]) -> None:
         self.root = Path(warehouse).resolve() / STORE_DIR
-        self._facts: dict[str, dict[str, Any]] = {}
+        self._facts: dict[str, ImageFacts] = {}
         self._lock = threading.Lock()
 
     @property
@@ -89,21 +90,12 @@ class ScreenshotStore:
             tmp.write_bytes(data)
             os.replace(tmp, target)
         with self._lock:
-            row = self._facts.get(digest)
-        if row is None:
+            facts = self._facts.get(digest)
+        if facts is None:
             facts = hash_image(data, known_hash=digest)
-            row = {
-                "content_hash": digest,
-                "phash": facts.phash,
-                "width": facts.width,
-                "height": facts.height,
-                "n_bytes": facts.n_bytes,
-                "format": facts.format,
-                "status": facts.status,
-            }
             with self._lock:
-                self._facts[digest] = row
-        return Frame(data, digest, rel, row)
+                self._facts[digest] = facts
+        return Frame(data, digest, rel, facts)
 
     def read(self, rel: str) -> bytes | None:
         try:
@@ -369,9 +361,7 @@ class Recorder:
                     "content_hash": frame.content_hash,
                 }
             ]
-            tables["screenshots"] = [
-                {**frame.row, "run_id": self.keys.run_id, "benchmark": self.keys.benchmark}
-            ]
+            tables["screenshots"] = [screenshot_row(self.keys, frame.facts)]
         meta = {
             "record": record,
             "content_hash": frame.content_hash if frame else None,

@@ -1,9 +1,9 @@
 """What every `deskscore` command shares: errors the user can fix, the warehouse they name,
-and the writer lock around jobs that write."""
+and what surrounds a job that writes (the writer lock, the progress display)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,15 +23,17 @@ def existing_warehouse(path: str) -> Path:
 
 
 @contextmanager
-def writer(warehouse: str, command: str, wait: float = 0.0) -> Iterator[None]:
-    """Hold the warehouse's writer lock (see collectors.warehouse.lock) or fail clearly."""
+def writing(warehouse: str, command: str, wait: float, counters: Sequence[str]) -> Iterator[None]:
+    """Around a job that writes: hold the warehouse's writer lock (see
+    collectors.warehouse.lock) or fail clearly, and show the job's `counters` as they tick."""
     from deskscore.collectors.warehouse.lock import WarehouseBusy, writer_lock
+    from deskscore.pipelines.infra import progress
 
     try:
-        with writer_lock(warehouse, command, wait or 0.0):
+        with writer_lock(warehouse, command, wait or 0.0), progress.show(command, counters):
             yield
     except WarehouseBusy as exc:
         raise UserError(str(exc)) from None
 
 
-__all__ = ["UserError", "existing_warehouse", "writer"]
+__all__ = ["UserError", "existing_warehouse", "writing"]

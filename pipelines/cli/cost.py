@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from deskscore.pipelines.cli.common import UserError, existing_warehouse, writer
+from deskscore.pipelines.cli.common import UserError, existing_warehouse, writing
 from deskscore.pipelines.cli.output import FORMATS, render
 from deskscore.pipelines.options import CostOptions, add_options
 
@@ -143,7 +143,6 @@ def cost_text(warehouse: str, fmt: str = "table", run_ids: Sequence[str] | None 
 
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     from deskscore.collectors.warehouse import Warehouse
-    from deskscore.pipelines.infra import progress
     from deskscore.pipelines.jobs.cost import run_costs
     from deskscore.pipelines.jobs.score import IncompleteJob
     from deskscore.scorers.cost import PriceError
@@ -159,7 +158,7 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     todo = sorted(wanted) if options.prices else sorted(wanted - priced)
     if todo:
         try:
-            with writer(options.warehouse, "cost", options.wait), progress.show("cost", ["costs"]):
+            with writing(options.warehouse, "cost", options.wait, ["costs"]):
                 run_costs(options, todo)
         except (PriceError, IncompleteJob) as exc:
             raise UserError(str(exc)) from None

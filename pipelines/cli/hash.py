@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from deskscore.pipelines.cli.common import existing_warehouse, writer
+from deskscore.pipelines.cli.common import existing_warehouse, writing
 from deskscore.pipelines.options import HashOptions, add_options
 
 
@@ -20,16 +20,12 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
-    from deskscore.pipelines.infra import progress
     from deskscore.pipelines.jobs.hash import run_hash
 
     options = HashOptions.from_args(args, beam_args)
     existing_warehouse(options.warehouse)
     started = time.perf_counter()
-    with (
-        writer(options.warehouse, "hash", options.wait),
-        progress.show("hash", ["screenshots", "decoded"]),
-    ):
+    with writing(options.warehouse, "hash", options.wait, ["screenshots", "decoded"]):
         counters = run_hash(options)
     print(
         f"hashed {counters.get('refs', 0)} screenshot reference(s) in {counters.get('runs', 0)} run(s): "

@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from deskscore.pipelines.cli.common import UserError, writer
+from deskscore.pipelines.cli.common import UserError, writing
 from deskscore.pipelines.cli.output import render, render_relation
 from deskscore.pipelines.options import IngestOptions, add_options
 
@@ -115,7 +115,6 @@ def reconciliation(
 
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     from deskscore.collectors.archives import SourceListError, expand_sources
-    from deskscore.pipelines.infra import progress
     from deskscore.pipelines.jobs.ingest import run_ingest
 
     options = IngestOptions.from_args(args, beam_args)
@@ -124,10 +123,8 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         sources = expand_sources(options.sources)
     except SourceListError as exc:
         raise UserError(f"{exc}; check the pattern or the list file") from None
-    with (
-        writer(options.warehouse, "ingest", options.wait),
-        progress.show("ingest", ["runs found", "episodes", "runs written", "runs unchanged"]),
-    ):
+    counters = ["runs found", "episodes", "runs written", "runs unchanged"]
+    with writing(options.warehouse, "ingest", options.wait, counters):
         try:
             result = run_ingest(options.replace(sources=tuple(sources)))
         except ValueError as exc:  # a bad --layout

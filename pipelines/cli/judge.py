@@ -8,9 +8,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from deskscore.pipelines.cli.common import UserError, existing_warehouse, writer
+from deskscore.pipelines.cli.common import UserError, existing_warehouse, writing
 from deskscore.pipelines.cli.output import FORMATS, render
-from deskscore.pipelines.infra import progress
 from deskscore.pipelines.options import JudgeOptions, add_options
 from deskscore.scorers import judge_prompt
 
@@ -65,10 +64,7 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
             file=sys.stderr,
         )
     try:
-        with (
-            writer(cfg.warehouse, "judge", cfg.wait),
-            progress.show("judge", ["episodes", "requests", "cache hits"]),
-        ):
+        with writing(cfg.warehouse, "judge", cfg.wait, ["episodes", "requests", "cache hits"]):
             summary = run_judge(cfg, api_key=api_key)
     except ValueError as e:
         raise UserError(str(e)) from None

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from deskscore.pipelines.cli.common import UserError, existing_warehouse, writer
+from deskscore.pipelines.cli.common import UserError, existing_warehouse, writing
 from deskscore.pipelines.options import ScoreOptions, add_options
 
 
@@ -19,17 +19,13 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
-    from deskscore.pipelines.infra import progress
     from deskscore.pipelines.jobs.score import IncompleteJob, run_score
     from deskscore.scorers.cost import PriceError
 
     options = ScoreOptions.from_args(args, beam_args)
     existing_warehouse(options.warehouse)
     try:
-        with (
-            writer(options.warehouse, "score", options.wait),
-            progress.show("score", ["runs scored"]),
-        ):
+        with writing(options.warehouse, "score", options.wait, ["runs scored"]):
             result = run_score(options)
     except (PriceError, IncompleteJob) as exc:
         raise UserError(str(exc)) from None

@@ -111,6 +111,22 @@ def _mean_t_fail(values: list[tuple[float, int]], run: RunFacts) -> float:
     return mean_t_fail(values)
 
 
+def _cost(
+    name: str,
+    *,
+    version: int,
+    unit: str,
+    label: str,
+    table: str = "run_costs",
+    header: str | None = None,
+) -> Metric:
+    """A cost or time figure: the cost scorer computes it into `table`, whose declaration gives
+    its column's type and doc; lower is better."""
+    return Metric(
+        name, version=version, direction="lower", unit=unit, label=label, table=table, header=header
+    )
+
+
 register(
     Metric(
         "success_rate_run",
@@ -271,46 +287,9 @@ register(
             value=_failure,
         ),
     ),
-    Metric(
-        "cost_usd",
-        version=1,
-        direction="lower",
-        unit="USD",
-        label="cost",
-        table="run_costs",
-    ),
-    Metric(
-        "cost_per_task_usd",
-        version=1,
-        direction="lower",
-        unit="USD",
-        label="cost per task",
-        table="run_costs",
-        header="$/task",
-    ),
-    Metric(
-        "cost_per_success_usd",
-        version=1,
-        direction="lower",
-        unit="USD",
-        label="cost per success",
-        table="run_costs",
-    ),
-    Metric(
-        "task_time_s",
-        version=1,
-        direction="lower",
-        unit="s",
-        label="task time",
-        table="episode_costs",
-    ),
-    Metric(
-        "median_task_s",
-        version=1,
-        direction="lower",
-        unit="s",
-        label="median task time",
-        table="run_costs",
-        header="median task s",
-    ),
+    _cost("cost_usd", version=1, unit="USD", label="cost"),
+    _cost("cost_per_task_usd", version=1, unit="USD", label="cost per task", header="$/task"),
+    _cost("cost_per_success_usd", version=1, unit="USD", label="cost per success"),
+    _cost("task_time_s", version=1, unit="s", label="task time", table="episode_costs"),
+    _cost("median_task_s", version=1, unit="s", label="median task time", header="median task s"),
 )

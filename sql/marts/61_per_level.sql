@@ -7,51 +7,18 @@
 -- to the run (n_tasks_run, sum_reward, n_strict_success).
 -- Strict success (score 1) and mean score (partial credit counted) are kept apart; both
 -- are over the episodes with a usable result (n_tasks_run), as success_rate_run.
--- Reads: deskcraft_episodes.
+-- Reads: deskcraft_slices.
 CREATE OR REPLACE VIEW per_level AS
 WITH
-levelled AS (
-    SELECT agent, benchmark, run_id, split, 'stem' AS level_source, level_stem AS level,
-           reward, solved
-    FROM deskcraft_episodes
-    UNION ALL
-    SELECT agent, benchmark, run_id, split, 'difficulty' AS level_source,
-           level_difficulty AS level, reward, solved
-    FROM deskcraft_episodes
-),
-grouped AS (
-    SELECT
-        agent,
-        benchmark,
-        run_id,
-        level_source,
-        CASE WHEN grouping(split) = 1 THEN 'all' ELSE split END AS split,
-        level,
-        count(*)                                          AS n_episodes,
-        count(reward)                                     AS n_tasks_run,
-        count(*) FILTER (WHERE solved)                    AS n_strict_success,
-        coalesce(sum(reward), 0)                          AS sum_reward
-    FROM levelled
-    GROUP BY GROUPING SETS (
-        (agent, benchmark, run_id, level_source, split, level),
-        (agent, benchmark, run_id, level_source, level)
-    )
-),
 final AS (
     SELECT
-        agent,
-        benchmark,
-        run_id,
-        level_source,
+        agent, benchmark, run_id,
+        CASE slicing WHEN 'level_stem' THEN 'stem' ELSE 'difficulty' END AS level_source,
         split,
-        level,
-        n_episodes,
-        n_tasks_run,
-        n_strict_success,
-        100.0 * n_strict_success / nullif(n_tasks_run, 0) AS strict_success_pct,
-        100.0 * sum_reward / nullif(n_tasks_run, 0)       AS mean_score_pct,
-        sum_reward
-    FROM grouped
+        slice AS level,
+        n_episodes, n_tasks_run, n_strict_success, strict_success_pct, mean_score_pct, sum_reward
+    FROM deskcraft_slices
+    WHERE slicing IN ('level_stem', 'level_difficulty')
 )
 SELECT * FROM final
 ORDER BY agent, run_id, level_source, split, level;

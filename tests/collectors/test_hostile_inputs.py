@@ -72,14 +72,6 @@ _line = st.one_of(
 )
 
 
-def _tree(root: Path, files: dict[str, bytes]) -> Path:
-    for rel, data in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-    return root
-
-
 def _zip(path: Path, files: dict[str, bytes]) -> Path:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         for rel, data in files.items():
@@ -139,7 +131,7 @@ def sandbox(tmp_path: Path):
 @given(lines=st.lists(_line, max_size=6), trailer=st.sampled_from([b"", b"\n", b"\r\n", b"\n\n"]),
        result=st.binary(max_size=40))  # fmt: skip
 def test_any_trajectory_lines_end_as_steps_or_quarantine_rows_in_folders_and_zips(
-    sandbox: Path, lines: list[bytes], trailer: bytes, result: bytes
+    sandbox: Path, write_tree, lines: list[bytes], trailer: bytes, result: bytes
 ) -> None:
     traj = b"\n".join(lines) + trailer
     files = {f"{RUN}/{TASK}/traj.jsonl": traj, f"{RUN}/{TASK}/result.txt": result}
@@ -149,7 +141,7 @@ def test_any_trajectory_lines_end_as_steps_or_quarantine_rows_in_folders_and_zip
 
         shutil.rmtree(work)
     work.mkdir()
-    _check_accounting(_read_osworld(str(_tree(work / "dir", files))), traj)
+    _check_accounting(_read_osworld(str(write_tree(work / "dir", files))), traj)
     _check_accounting(_read_osworld(str(_zip(work / "run.zip", files))), traj)
 
 
@@ -174,7 +166,7 @@ _all_result_payloads = st.one_of(
 @given(args=st.one_of(st.binary(max_size=200), _json_values.map(lambda v: json.dumps(v).encode())),
        all_result=_all_result_payloads)  # fmt: skip
 def test_run_metadata_files_are_parsed_safely_and_never_evaluated(
-    sandbox: Path, args: bytes, all_result: str
+    sandbox: Path, write_tree, args: bytes, all_result: str
 ) -> None:
     marker = sandbox / "outside" / "pwned"
     files = {
@@ -186,7 +178,7 @@ def test_run_metadata_files_are_parsed_safely_and_never_evaluated(
         f"{RUN}/{TASK}/result.txt": b"1.0\n",
     }
     work = sandbox / "meta"
-    _tree(work, files)
+    write_tree(work, files)
     with open_source(str(work)) as src:
         [run] = discover(src.files())
         meta = read_run_meta(src, run, run_id="r", benchmark="osworld")
@@ -202,10 +194,10 @@ def test_run_metadata_files_are_parsed_safely_and_never_evaluated(
 @given(data=st.one_of(st.binary(max_size=300), _json_values.map(lambda v: json.dumps(v).encode())),
        meta=st.one_of(st.binary(max_size=100), _json_values.map(lambda v: json.dumps(v).encode())))  # fmt: skip
 def test_uitars_data_and_meta_files_of_any_shape_never_raise(
-    sandbox: Path, data: bytes, meta: bytes
+    sandbox: Path, write_tree, data: bytes, meta: bytes
 ) -> None:
     work = sandbox / "uitars"
-    _tree(work, {f"{TASK}/data.json": data, f"{TASK}/meta.json": meta})
+    write_tree(work, {f"{TASK}/data.json": data, f"{TASK}/meta.json": meta})
     with open_source(str(work)) as src:
         [run] = discover(src.files())
         [task] = run.tasks

@@ -98,15 +98,6 @@ def task_tree(prefix: str = RUN, domain: str = "chrome", task: str = TASK) -> di
     }
 
 
-def write_tree(root: Path, files: dict[str, bytes]) -> Path:
-    for rel, data in files.items():
-        assert not rel.startswith("/") and ".." not in rel.split("/"), rel  # stay under root
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-    return root
-
-
 def read_all(
     src: Source, reported: dict | None = None, layout: str | None = None
 ) -> list[EpisodeRead]:
@@ -125,7 +116,9 @@ def conforms(reads: list[EpisodeRead]) -> None:
     conform_rows("quarantine", [q for r in reads for q in r.quarantine])
 
 
-def test_every_line_of_a_mixed_trajectory_becomes_a_step_or_quarantine_row(tmp_path: Path) -> None:
+def test_every_line_of_a_mixed_trajectory_becomes_a_step_or_quarantine_row(
+    tmp_path: Path, write_tree
+) -> None:
     src = open_source(str(write_tree(tmp_path, task_tree())))
     [read] = read_all(src)
     conforms([read])
@@ -155,7 +148,7 @@ def test_every_line_of_a_mixed_trajectory_becomes_a_step_or_quarantine_row(tmp_p
     ]
 
 
-def test_episode_counts_turns_errors_and_how_it_ended(tmp_path: Path) -> None:
+def test_episode_counts_turns_errors_and_how_it_ended(tmp_path: Path, write_tree) -> None:
     src = open_source(str(write_tree(tmp_path, task_tree())))
     [(ep, steps, _)] = read_all(src)
     assert ep["n_steps"] == 5
@@ -172,7 +165,9 @@ def test_episode_counts_turns_errors_and_how_it_ended(tmp_path: Path) -> None:
     assert [s["step_num"] for s in steps] == [1, 2, 2, 3, None, 4]
 
 
-def test_step_columns_keep_timestamps_screenshots_responses_and_extra_keys(tmp_path: Path) -> None:
+def test_step_columns_keep_timestamps_screenshots_responses_and_extra_keys(
+    tmp_path: Path, write_tree
+) -> None:
     src = open_source(str(write_tree(tmp_path, task_tree())))
     [(_, steps, _)] = read_all(src)
     first, claude, typing, _, error, done = steps
@@ -192,7 +187,7 @@ def test_step_columns_keep_timestamps_screenshots_responses_and_extra_keys(tmp_p
     assert error["action_text"] == "VM crashed" and error["extra"] is None
 
 
-def test_error_as_last_record_ends_the_episode_as_error(tmp_path: Path) -> None:
+def test_error_as_last_record_ends_the_episode_as_error(tmp_path: Path, write_tree) -> None:
     traj = b"\n".join([rec(1, "20250101@120000", "pyautogui.click(1, 2)"), b'{"Error": "timeout"}'])
     write_tree(tmp_path, {f"run/os/{TASK}/traj.jsonl": traj})
     [(ep, _, _)] = read_all(open_source(str(tmp_path)))
@@ -201,7 +196,7 @@ def test_error_as_last_record_ends_the_episode_as_error(tmp_path: Path) -> None:
     assert ep["err_message"] == "timeout"
 
 
-def test_fail_and_no_terminal_action(tmp_path: Path) -> None:
+def test_fail_and_no_terminal_action(tmp_path: Path, write_tree) -> None:
     write_tree(
         tmp_path,
         {
@@ -235,7 +230,9 @@ def without_paths(read: EpisodeRead) -> tuple:
     return strip(read.episode), [strip(s) for s in read.steps], [strip(q) for q in read.quarantine]
 
 
-def test_a_zip_of_the_same_tree_read_in_place_gives_the_same_rows(tmp_path: Path) -> None:
+def test_a_zip_of_the_same_tree_read_in_place_gives_the_same_rows(
+    tmp_path: Path, write_tree
+) -> None:
     files = {**task_tree(), **task_tree(domain="gimp")}
     from_dir = read_all(open_source(str(write_tree(tmp_path / "tree", files))))
     archive = tmp_path / "run.zip"
@@ -252,7 +249,7 @@ def test_a_zip_of_the_same_tree_read_in_place_gives_the_same_rows(tmp_path: Path
         ]
 
 
-def test_an_fsspec_memory_tree_gives_the_same_rows(tmp_path: Path) -> None:
+def test_an_fsspec_memory_tree_gives_the_same_rows(tmp_path: Path, write_tree) -> None:
     import fsspec
 
     files = task_tree()
@@ -268,7 +265,9 @@ def test_an_fsspec_memory_tree_gives_the_same_rows(tmp_path: Path) -> None:
     assert from_mem[0].episode["task_path"] == from_dir[0].episode["task_path"]
 
 
-def test_old_thunderbird_ids_map_to_new_ones_but_other_domains_keep_theirs(tmp_path: Path) -> None:
+def test_old_thunderbird_ids_map_to_new_ones_but_other_domains_keep_theirs(
+    tmp_path: Path, write_tree
+) -> None:
     old = "bb5e4c0d-f964-439c-97b6-bdb9747de3f4"
     new = thunderbird_old_to_new()[old]
     assert new.startswith("dfac9ee8")
@@ -281,7 +280,7 @@ def test_old_thunderbird_ids_map_to_new_ones_but_other_domains_keep_theirs(tmp_p
     assert got[("chrome", old)].episode["task_id"] == old
 
 
-def test_a_run_without_model_level_and_one_with_a_trial_level(tmp_path: Path) -> None:
+def test_a_run_without_model_level_and_one_with_a_trial_level(tmp_path: Path, write_tree) -> None:
     files = {
         **task_tree(prefix="pyautogui/screenshot"),
         **task_tree(prefix="out/a11y/gpt-4o/trial-3"),
@@ -341,7 +340,12 @@ def test_empty_and_unparseable_results_have_no_score(text: str, status: str) -> 
      (b"inf\n", "unparseable", None, "unparseable_result"), (None, "missing", None, None)],
 )  # fmt: skip
 def test_result_file_variants_in_an_episode(
-    tmp_path: Path, content: bytes | None, status: str, score: float | None, reason: str | None
+    tmp_path: Path,
+    write_tree,
+    content: bytes | None,
+    status: str,
+    score: float | None,
+    reason: str | None,
 ) -> None:
     files = {f"run/os/{TASK}/traj.jsonl": rec(1, "20250101@120000", "DONE")}
     if content is not None:
@@ -372,6 +376,7 @@ def test_count_lines_matches_python_text_iteration_on_generated_bytes(tmp_path: 
 
 def test_odd_records_keep_their_values_in_extra_and_json_extensions_are_accepted(
     tmp_path: Path,
+    write_tree,
 ) -> None:
     lines = [
         b"\xef\xbb\xbf" + rec(1, "20250101@120000", "WAIT"),  # BOM before the first record
@@ -400,7 +405,9 @@ def test_odd_records_keep_their_values_in_extra_and_json_extensions_are_accepted
     assert read.episode["n_turns"] == 2
 
 
-def test_several_jsonl_files_read_the_last_and_quarantine_the_others(tmp_path: Path) -> None:
+def test_several_jsonl_files_read_the_last_and_quarantine_the_others(
+    tmp_path: Path, write_tree
+) -> None:
     base = f"run/os/{TASK}"
     write_tree(
         tmp_path,
@@ -418,7 +425,7 @@ def test_several_jsonl_files_read_the_last_and_quarantine_the_others(tmp_path: P
     assert read.episode["n_quarantined"] == 0
 
 
-def test_result_only_folder_is_an_episode_without_steps(tmp_path: Path) -> None:
+def test_result_only_folder_is_an_episode_without_steps(tmp_path: Path, write_tree) -> None:
     write_tree(tmp_path, {f"run/os/{TASK}/result.txt": b"0\n"})
     [read] = read_all(open_source(str(tmp_path)))
     conforms([read])
@@ -427,7 +434,7 @@ def test_result_only_folder_is_an_episode_without_steps(tmp_path: Path) -> None:
     assert ep["ended_by"] == "none" and ep["score"] == 0.0 and read.steps == []
 
 
-def test_reported_results_and_agent_s_instruction_are_carried(tmp_path: Path) -> None:
+def test_reported_results_and_agent_s_instruction_are_carried(tmp_path: Path, write_tree) -> None:
     base = f"run/os/{TASK}"
     write_tree(
         tmp_path,
@@ -459,7 +466,7 @@ def test_unreadable_trajectory_member_becomes_quarantine_not_an_exception(tmp_pa
     assert read.episode["n_lines"] == 0 and read.episode["score"] == 1.0
 
 
-def test_rows_have_exactly_the_table_columns(tmp_path: Path) -> None:
+def test_rows_have_exactly_the_table_columns(tmp_path: Path, write_tree) -> None:
     [read] = read_all(open_source(str(write_tree(tmp_path, task_tree()))))
     assert set(read.episode) == set(TABLES["episodes"].columns)
     assert all(set(s) == set(TABLES["steps"].columns) for s in read.steps)

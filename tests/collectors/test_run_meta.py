@@ -16,15 +16,6 @@ B = "bb5e4c0d-f964-439c-97b6-bdb9747de3f4"
 TRAJ = b'{"step_num": 1, "action": "DONE", "action_timestamp": "20250101@120000"}\n'
 
 
-def write_tree(root: Path, files: dict[str, bytes | str]) -> Path:
-    for rel, data in files.items():
-        assert not rel.startswith("/") and ".." not in rel.split("/"), rel  # stay under root
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data.encode() if isinstance(data, str) else data)
-    return root
-
-
 def tasks(run: str) -> dict[str, bytes | str]:
     base = f"{run}/" if run else ""
     return {
@@ -43,7 +34,7 @@ def meta_of(root: Path) -> tuple[RunFolder, object]:
     return run, meta
 
 
-def test_args_json_beside_the_domains_gives_the_run_facts(tmp_path: Path) -> None:
+def test_args_json_beside_the_domains_gives_the_run_facts(tmp_path: Path, write_tree) -> None:
     run_path = "results/pyautogui/screenshot/gpt-4o"
     args = {"action_space": "computer_13", "observation_type": "som", "model": "gpt-4o",
             "max_steps": 50, "domain": "all"}  # fmt: skip
@@ -63,7 +54,9 @@ def test_args_json_beside_the_domains_gives_the_run_facts(tmp_path: Path) -> Non
     assert meta.quarantine == [] and meta.reported == {}
 
 
-def test_without_args_the_folder_levels_name_a_model_with_a_slash(tmp_path: Path) -> None:
+def test_without_args_the_folder_levels_name_a_model_with_a_slash(
+    tmp_path: Path, write_tree
+) -> None:
     run_path = "zip-prefix/pyautogui/screenshot/ByteDance-Seed/UI-TARS-1.5-7B"
     write_tree(tmp_path, tasks(run_path))
     _, meta = meta_of(tmp_path)
@@ -88,14 +81,16 @@ def test_levels_without_a_model_or_without_an_action_space() -> None:
     assert levels_meta("") == (None, None, None)
 
 
-def test_agent_falls_back_to_the_run_path_then_the_source_name(tmp_path: Path) -> None:
+def test_agent_falls_back_to_the_run_path_then_the_source_name(tmp_path: Path, write_tree) -> None:
     write_tree(tmp_path / "a", tasks("my-runs/agent-x"))
     assert meta_of(tmp_path / "a")[1].run["agent"] == "my-runs/agent-x"
     write_tree(tmp_path / "bare-run", tasks(""))
     assert meta_of(tmp_path / "bare-run")[1].run["agent"] == "bare-run"
 
 
-def test_args_json_at_the_result_dir_is_used_only_for_its_own_model(tmp_path: Path) -> None:
+def test_args_json_at_the_result_dir_is_used_only_for_its_own_model(
+    tmp_path: Path, write_tree
+) -> None:
     args = json.dumps({"model": "gpt-4o", "max_steps": 15})
     write_tree(
         tmp_path / "same", {**tasks("res/pyautogui/screenshot/gpt-4o"), "res/args.json": args}
@@ -106,7 +101,9 @@ def test_args_json_at_the_result_dir_is_used_only_for_its_own_model(tmp_path: Pa
     assert row["max_steps"] is None and row["model"] == "o3"
 
 
-def test_summary_results_json_above_the_run_gives_reported_results(tmp_path: Path) -> None:
+def test_summary_results_json_above_the_run_gives_reported_results(
+    tmp_path: Path, write_tree
+) -> None:
     run_path = "res/pyautogui/screenshot/gpt-4o"
     summary = [
         {"application": "chrome", "task_id": A, "status": "completed", "score": 1.0,
@@ -143,7 +140,7 @@ def test_summary_results_json_above_the_run_gives_reported_results(tmp_path: Pat
     assert reads["chrome"].episode["reported_score"] == 1.0
 
 
-def test_all_result_json_is_read_as_a_python_literal(tmp_path: Path) -> None:
+def test_all_result_json_is_read_as_a_python_literal(tmp_path: Path, write_tree) -> None:
     run_path = "pyautogui/screenshot/gpt-4o"
     literal = repr({"chrome": {A: 1.0}, "thunderbird": {B: False}})
     write_tree(tmp_path, {**tasks(run_path), f"{run_path}/all_result.json": literal})
@@ -153,7 +150,9 @@ def test_all_result_json_is_read_as_a_python_literal(tmp_path: Path) -> None:
     assert meta.reported[("thunderbird", B)]["reported_score"] == 0.0
 
 
-def test_all_result_json_that_cannot_be_matched_or_parsed_is_quarantined(tmp_path: Path) -> None:
+def test_all_result_json_that_cannot_be_matched_or_parsed_is_quarantined(
+    tmp_path: Path, write_tree
+) -> None:
     run_path = "pyautogui/screenshot/gpt-4o"
     write_tree(tmp_path / "list", {**tasks(run_path), f"{run_path}/all_result.json": "[1.0, 0.0]"})
     _, meta = meta_of(tmp_path / "list")
@@ -165,7 +164,9 @@ def test_all_result_json_that_cannot_be_matched_or_parsed_is_quarantined(tmp_pat
     assert [q["reason"] for q in meta.quarantine] == ["invalid_literal"]
 
 
-def test_bad_args_json_is_quarantined_and_the_run_still_has_its_facts(tmp_path: Path) -> None:
+def test_bad_args_json_is_quarantined_and_the_run_still_has_its_facts(
+    tmp_path: Path, write_tree
+) -> None:
     run_path = "pyautogui/a11y_tree/gpt-4o"
     write_tree(tmp_path, {**tasks(run_path), f"{run_path}/args.json": '{"model": "gpt-4o",'})
     _, meta = meta_of(tmp_path)
@@ -175,7 +176,7 @@ def test_bad_args_json_is_quarantined_and_the_run_still_has_its_facts(tmp_path: 
     assert meta.run["observation_type"] == "a11y_tree" and meta.run["args_json"] is None
 
 
-def test_fingerprint_is_stable_and_follows_the_run_files(tmp_path: Path) -> None:
+def test_fingerprint_is_stable_and_follows_the_run_files(tmp_path: Path, write_tree) -> None:
     run_path = "pyautogui/screenshot/gpt-4o"
     write_tree(tmp_path, tasks(run_path))
     first = meta_of(tmp_path)[1].run["fingerprint"]

@@ -19,15 +19,6 @@ TREE = {
 }
 
 
-def write_tree(root: Path, files: dict[str, bytes]) -> Path:
-    for rel, data in files.items():
-        assert not rel.startswith("/") and ".." not in rel.split("/"), rel  # stay under root
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-    return root
-
-
 def zip_bytes(members: list[tuple[str, bytes]], dirs: tuple[str, ...] = ()) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -38,7 +29,7 @@ def zip_bytes(members: list[tuple[str, bytes]], dirs: tuple[str, ...] = ()) -> b
     return buf.getvalue()
 
 
-def test_folder_lists_relative_posix_paths_sorted(tmp_path: Path) -> None:
+def test_folder_lists_relative_posix_paths_sorted(tmp_path: Path, write_tree) -> None:
     src = open_source(str(write_tree(tmp_path / "src", TREE)))
     assert src.kind == "dir"
     assert src.uri == str((tmp_path / "src").resolve())
@@ -48,14 +39,14 @@ def test_folder_lists_relative_posix_paths_sorted(tmp_path: Path) -> None:
     assert src.problems == []
 
 
-def test_folder_source_refuses_paths_outside_it(tmp_path: Path) -> None:
+def test_folder_source_refuses_paths_outside_it(tmp_path: Path, write_tree) -> None:
     write_tree(tmp_path, {"outside.txt": b"secret", "src/in.txt": b"x"})
     src = open_source(str(tmp_path / "src"))
     with pytest.raises(SourceError):
         src.read_bytes("../outside.txt")
 
 
-def test_symlink_out_of_the_folder_is_reported_not_followed(tmp_path: Path) -> None:
+def test_symlink_out_of_the_folder_is_reported_not_followed(tmp_path: Path, write_tree) -> None:
     write_tree(tmp_path, {"outside.txt": b"secret", "src/in.txt": b"x"})
     os.symlink(tmp_path / "outside.txt", tmp_path / "src" / "link.txt")
     src = open_source(str(tmp_path / "src"))

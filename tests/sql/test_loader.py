@@ -33,29 +33,13 @@ def test_every_view_exists_on_an_empty_warehouse(tmp_path) -> None:
         assert con.sql(f"SELECT count(*) FROM {name}").fetchall() == [(0,)]
 
 
-def test_a_column_only_newer_files_have_is_kept(tmp_path) -> None:
+def test_a_column_only_newer_files_have_is_kept(tmp_path, old_quarantine_file) -> None:
     """Files written before a column existed must not hide it (union_by_name)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    wh = Warehouse(tmp_path)
-    q = {
-        "run_id": "r1",
-        "benchmark": "osworld",
-        "source": "s",
-        "location": "f",
-        "reason": "x",
-        "message": "m",
-    }
-    wh.write(
+    Warehouse(tmp_path).write(
         "quarantine",
-        [q | {"run_id": "r2", "excerpt": "new"}],
+        [old_quarantine_file | {"run_id": "r2", "excerpt": "new"}],
         {"benchmark": "osworld", "run_id": "r2"},
     )
-    old = pa.table({k: [v] for k, v in q.items()})
-    target = wh.partition_dir("quarantine", {"benchmark": "osworld", "run_id": "r1"})
-    target.mkdir(parents=True)
-    pq.write_table(old, target / "data.parquet")
     rows = (
         connect(tmp_path).sql("SELECT run_id, excerpt FROM quarantine ORDER BY run_id").fetchall()
     )

@@ -59,21 +59,10 @@ def test_reading_an_empty_table_gives_its_schema(tmp_path) -> None:
     assert pq is not None
 
 
-def test_a_file_written_before_a_column_existed_reads_it_as_null(tmp_path) -> None:
-    import pyarrow as pa
-
+def test_a_file_written_before_a_column_existed_reads_it_as_null(
+    tmp_path, old_quarantine_file
+) -> None:
     wh = Warehouse(tmp_path)
-    old = {
-        "run_id": "r1",
-        "benchmark": "osworld",
-        "source": "s",
-        "location": "f",
-        "reason": "x",
-        "message": "m",
-    }
-    target = wh.partition_dir("quarantine", {"benchmark": "osworld", "run_id": "r1"})
-    target.mkdir(parents=True)
-    pq.write_table(pa.table({k: [v] for k, v in old.items()}), target / "data.parquet")
     table = wh.read("quarantine")
     assert table.column("excerpt").to_pylist() == [None]
     assert wh.read("quarantine", columns=["location", "line_no"]).to_pylist() == [

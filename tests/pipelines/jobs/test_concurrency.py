@@ -25,6 +25,20 @@ def _rows(root: Path) -> dict[str, list]:
     return {n: sorted(repr(r) for r in wh.read(n).to_pylist()) for n in TABLES}
 
 
+def _holder(warehouse: Path, seconds: float) -> subprocess.Popen:
+    """Another process holding the writer lock (as command 'hold') for `seconds`; returned
+    once it holds it."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import time; from deskscore.collectors.warehouse.lock import writer_lock\n"
+         f"with writer_lock({str(warehouse)!r}, 'hold'):\n"
+         f"    print('held', flush=True); time.sleep({seconds})"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
 def test_a_second_writer_is_refused_with_the_holders_pid_and_command(tmp_path: Path) -> None:
     with writer_lock(tmp_path, "ingest"):
         with pytest.raises(WarehouseBusy) as busy, writer_lock(tmp_path, "score"):
@@ -36,14 +50,7 @@ def test_a_second_writer_is_refused_with_the_holders_pid_and_command(tmp_path: P
 
 
 def test_a_waiting_writer_gets_the_lock_when_the_holder_lets_go(tmp_path: Path) -> None:
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from deskscore.collectors.warehouse.lock import writer_lock\n"
-         f"with writer_lock({str(tmp_path)!r}, 'hold'):\n"
-         "    print('held', flush=True); time.sleep(1.0)"],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    holder = _holder(tmp_path, seconds=1.0)
     with pytest.raises(WarehouseBusy, match="hold"), writer_lock(tmp_path, "ingest", wait=0.1):
         pass
     started = time.monotonic()
@@ -53,14 +60,7 @@ def test_a_waiting_writer_gets_the_lock_when_the_holder_lets_go(tmp_path: Path) 
 
 
 def test_a_killed_holder_never_leaves_the_warehouse_locked(tmp_path: Path) -> None:
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import time; from deskscore.collectors.warehouse.lock import writer_lock\n"
-         f"with writer_lock({str(tmp_path)!r}, 'hold'):\n"
-         "    print('held', flush=True); time.sleep(60)"],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    holder = _holder(tmp_path, seconds=60)
     holder.kill()
     holder.wait()
     with writer_lock(tmp_path, "ingest"):

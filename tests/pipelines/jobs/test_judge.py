@@ -315,22 +315,7 @@ def test_a_changed_model_episode_or_template_is_judged_again(
     n = len(built["tasks"])
     assert judge(wh, server) == 0
     assert server.n_requests == 2 * n
-    assert (
-        main(
-            [
-                "judge",
-                "--warehouse",
-                str(wh),
-                "--endpoint",
-                server.endpoint,
-                "--model",
-                "judge-model-b",
-                "--api-key-env",
-                "JUDGE_TEST_KEY",
-            ]
-        )
-        == 0
-    )
+    assert judge(wh, server, "--model", "judge-model-b") == 0  # the last --model counts
     assert server.n_requests == 4 * n
     # one episode changes (its instruction): only it is judged again
     store = Warehouse(wh)

@@ -26,24 +26,16 @@ def scored(small_archive, tmp_path_factory) -> Path:
             engine="direct",
         )
     )
-    run_score(
-        ScoreOptions(
-            str(wh),
-            human_version="verified",
-            max_steps_scoring=50,
-            compat="deskscore",
-            engine="direct",
+    for compat in ("deskscore", "osworld-human"):
+        run_score(
+            ScoreOptions(
+                str(wh),
+                human_version="verified",
+                max_steps_scoring=50,
+                compat=compat,
+                engine="direct",
+            )
         )
-    )
-    run_score(
-        ScoreOptions(
-            str(wh),
-            human_version="verified",
-            max_steps_scoring=50,
-            compat="osworld-human",
-            engine="direct",
-        )
-    )
     return wh
 
 
@@ -87,27 +79,28 @@ FIGURES = re.compile(
 )
 
 
-@pytest.mark.parametrize("run_key", ["run0", "run1", "zip"])
-def test_score_py_and_the_pipeline_give_the_same_figures(scored, small_archive, run_key) -> None:
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "score.py"),
-            "--result-path",
-            str(small_archive[run_key]),
-            "--max-steps-scoring",
-            "50",
-            "--human-version",
-            "verified",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+def score_py_figures(*args: str) -> tuple[str, ...]:
+    """What score.py prints for `args`: success rate, WES+ single and grouped, WES-."""
+    command = [sys.executable, str(ROOT / "score.py"), *args]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     figures = FIGURES.search(out)
     assert figures, out
+    return figures["sr"], figures["wps"], figures["wpg"], figures["wm"]
+
+
+def as_score_py_prints(sr: float, wps: float, wpg: float, wm: float) -> tuple[str, ...]:
+    """run_scores figures as score.py prints them."""
+    return f"{sr * 100:.2f}", f"{wps * 100:.2f}", f"{wpg * 100:.2f}", f"{wm:.2f}"
+
+
+@pytest.mark.parametrize("run_key", ["run0", "run1", "zip"])
+def test_score_py_and_the_pipeline_give_the_same_figures(scored, small_archive, run_key) -> None:
+    figures = score_py_figures(
+        "--result-path", str(small_archive[run_key]), "--max-steps-scoring", "50",
+        "--human-version", "verified",
+    )  # fmt: skip
     source = str(small_archive[run_key].resolve())
-    ((sr, wps, wpg, wm),) = (
+    (row,) = (
         connect(scored)
         .sql(
             """
@@ -119,10 +112,7 @@ def test_score_py_and_the_pipeline_give_the_same_figures(scored, small_archive, 
         )
         .fetchall()
     )
-    assert figures["sr"] == f"{sr * 100:.2f}"
-    assert figures["wps"] == f"{wps * 100:.2f}"
-    assert figures["wpg"] == f"{wpg * 100:.2f}"
-    assert figures["wm"] == f"{wm:.2f}"
+    assert figures == as_score_py_prints(*row)
 
 
 @pytest.mark.parametrize(("version", "n_tasks"), [("2025-06", 364), ("verified", 369)])
@@ -155,29 +145,10 @@ def test_reading_the_human_folder_gives_the_bundled_figures(
     assert con.sql(query).fetchall() == connect(bundled).sql(query).fetchall()
 
 
-def _write_uitars_run(root: Path, human_dir: Path, n: int) -> None:
-    """UI-TARS folders for n real tasks: data.json (steps; the score in the last) and meta.json."""
-    import json
-    import random
-
-    rng = random.Random(5)
-    files = sorted(human_dir.glob("*/*.json"))
-    for k, path in enumerate(rng.sample(files, n)):
-        folder = root / f"task_{k:03d}"
-        folder.mkdir(parents=True)
-        steps = [
-            {"inner_step": [{"action": "click", "score": 0}]} for _ in range(rng.randint(1, 30))
-        ]
-        steps[-1]["inner_step"][0]["score"] = rng.choice((0, 1, 1.0, 0.0))
-        (folder / "data.json").write_text(json.dumps(steps))
-        (folder / "meta.json").write_text(
-            json.dumps({"query": json.loads(path.read_text())["instruction"]})
-        )
-
-
-def test_a_uitars_submission_is_matched_by_instruction_like_score_py(human_dirs, tmp_path) -> None:
-    run = tmp_path / "uitars"
-    _write_uitars_run(run, human_dirs["verified"], 40)
+def test_a_uitars_submission_is_matched_by_instruction_like_score_py(
+    human_dirs, uitars_run, tmp_path
+) -> None:
+    run = uitars_run
     wh = tmp_path / "wh"
     run_ingest(IngestOptions(str(wh), sources=(str(run),), engine="direct"))
     run_score(
@@ -198,27 +169,8 @@ def test_a_uitars_submission_is_matched_by_instruction_like_score_py(human_dirs,
         .fetchall()
     )
     assert matched == 40
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "score.py"),
-            "--result-path",
-            str(run),
-            "--uitars",
-            "--max-steps-scoring",
-            "50",
-            "--human-path",
-            str(human_dirs["verified"]),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    figures = FIGURES.search(out)
-    assert figures, out
-    assert (figures["sr"], figures["wps"], figures["wpg"], figures["wm"]) == (
-        f"{sr * 100:.2f}",
-        f"{wps * 100:.2f}",
-        f"{wpg * 100:.2f}",
-        f"{wm:.2f}",
-    )
+    figures = score_py_figures(
+        "--result-path", str(run), "--uitars", "--max-steps-scoring", "50",
+        "--human-path", str(human_dirs["verified"]),
+    )  # fmt: skip
+    assert figures == as_score_py_prints(sr, wps, wpg, wm)

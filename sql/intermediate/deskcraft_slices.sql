@@ -1,0 +1,72 @@
+-- deskcraft_slices: each DeskCraft run's figures per slice of its tasks, per split and over
+-- both (split 'all'), for every way the DeskCraft marts slice them (`slicing`): level_stem
+-- and level_difficulty (the two level sources), app, domain (the DeskCraft domain, the
+-- task's category), mode (collaboration mode; null for standard tasks) and trigger (the kind
+-- of a phase trigger, e.g. agent_done of 'agent_done' or step_count of 'step_count:5'). The
+-- slices of one slicing and split add up to the run, except triggers: a task counts once
+-- under each kind its phases use, and its n_phases are the phases of that kind.
+-- Strict success (score 1) and mean score (partial credit counted) are kept apart; both
+-- are over the episodes with a usable result (n_tasks_run), as success_rate_run. The other
+-- figures are for the marts that show them: the slice's DeskCraft domain (any of them when
+-- it spans several), apps, median steps of the solved episodes, mean steps, questions asked,
+-- user turns and phases.
+-- Reads: deskcraft_episodes.
+CREATE OR REPLACE VIEW deskcraft_slices AS
+WITH
+trigger_phases AS (
+    SELECT run_id, app, task_id, split_part(unnest(triggers), ':', 1) AS trigger
+    FROM deskcraft_episodes
+),
+trigger_kinds AS (
+    SELECT run_id, app, task_id, trigger, count(*) AS n_phases
+    FROM trigger_phases
+    GROUP BY ALL
+),
+sliced AS (
+    SELECT 'level_stem' AS slicing, level_stem AS slice, * FROM deskcraft_episodes
+    UNION ALL
+    SELECT 'level_difficulty', level_difficulty, * FROM deskcraft_episodes
+    UNION ALL
+    SELECT 'app', app, * FROM deskcraft_episodes
+    UNION ALL
+    SELECT 'domain', category, * FROM deskcraft_episodes
+    UNION ALL
+    SELECT 'mode', mode, * FROM deskcraft_episodes
+    UNION ALL
+    SELECT 'trigger', k.trigger, e.* REPLACE (k.n_phases AS n_phases)
+    FROM deskcraft_episodes AS e
+    JOIN trigger_kinds AS k USING (run_id, app, task_id)
+),
+grouped AS (
+    SELECT
+        agent,
+        benchmark,
+        run_id,
+        slicing,
+        slice,
+        CASE WHEN grouping(split) = 1 THEN 'all' ELSE split END AS split,
+        count(*)                                          AS n_episodes,
+        count(reward)                                     AS n_tasks_run,
+        count(*) FILTER (WHERE solved)                    AS n_strict_success,
+        coalesce(sum(reward), 0)                          AS sum_reward,
+        any_value(category)                               AS category,
+        count(DISTINCT app)                               AS n_apps,
+        median(n_steps) FILTER (WHERE solved)             AS median_steps_solved,
+        avg(n_steps)                                      AS mean_steps,
+        CAST(sum(n_questions) AS BIGINT)                  AS n_questions,
+        CAST(sum(n_user_turns) AS BIGINT)                 AS n_user_turns,
+        CAST(sum(n_phases) AS BIGINT)                     AS n_phases
+    FROM sliced
+    GROUP BY GROUPING SETS (
+        (agent, benchmark, run_id, slicing, slice, split),
+        (agent, benchmark, run_id, slicing, slice)
+    )
+),
+final AS (
+    SELECT
+        *,
+        100.0 * n_strict_success / nullif(n_tasks_run, 0) AS strict_success_pct,
+        100.0 * sum_reward / nullif(n_tasks_run, 0)       AS mean_score_pct
+    FROM grouped
+)
+SELECT * FROM final;
