@@ -385,6 +385,10 @@ class DockerProvider(Provider):
             container.remove(force=True)
 
 
+_DISPLAY_ATTEMPTS = 4
+"""Displays tried when another process starts an X server on the one chosen first."""
+
+
 class HostProvider(Provider):
     """The sandbox's desktop session on this machine: Xvfb on a free display, the window
     manager if installed, and the controller on a free 127.0.0.1 port, all in one process
@@ -415,10 +419,13 @@ class HostProvider(Provider):
 
     @staticmethod
     def free_display() -> str:
-        """The lowest display number from 50 up with no X socket or lock file, never the
-        same twice in this process."""
+        """A display number from 50 to 999 with no X socket or lock file, never the same twice
+        in this process. The search starts at a point that depends on the process id, so that
+        processes starting desktops at the same moment (parallel test workers, several
+        collectors) rarely try the same number; `start` tries again if one does."""
         with _ports_lock:
-            for n in range(50, 1000):
+            first = 50 + os.getpid() % 950
+            for n in (*range(first, 1000), *range(50, first)):
                 if n in _displays_given or any(
                     os.path.exists(p) for p in (f"/tmp/.X11-unix/X{n}", f"/tmp/.X{n}-lock")
                 ):
@@ -430,9 +437,20 @@ class HostProvider(Provider):
     def start(self) -> str:
         if shutil.which("Xvfb") is None:
             raise ProviderError("Xvfb is not installed (Debian: apt-get install xvfb)")
-        if self.home is None:
-            self._own_home = tempfile.mkdtemp(prefix="deskscore-home-")
-            self.home = Path(self._own_home)
+        for attempt in range(_DISPLAY_ATTEMPTS):
+            if self.home is None:  # a failed attempt's stop() removed the one it made
+                self._own_home = tempfile.mkdtemp(prefix="deskscore-home-")
+                self.home = Path(self._own_home)
+            try:
+                return self._start_session()
+            except ProviderError as exc:
+                # Another process took the display between our look and Xvfb's start.
+                taken = "Xvfb" in str(exc) and "exited at start" in str(exc)
+                if not taken or attempt == _DISPLAY_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _start_session(self) -> str:
         port = free_port()
         self.display = self.free_display()
         env = dict(os.environ)
