@@ -14,7 +14,6 @@ A run's three files are rewritten whole, rows sorted, so a second pass writes th
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
@@ -233,53 +232,30 @@ def quarantine_of_rows(
 # --------------------------------------------------------------------------- the warehouse
 
 
-def _read_columns(paths: Iterable[os.PathLike[str] | str], columns: list[str]) -> list[dict]:
-    """Some columns of a few Parquet files, as rows (whatever other columns they hold)."""
-    import pyarrow.parquet as pq
-
-    rows: list[dict] = []
-    for path in paths:
-        rows.extend(pq.read_table(path, columns=columns).to_pylist())
-    return rows
-
-
-def _partition_files(
-    wh: Warehouse, table: str, part: Mapping[str, str], name: str | None = None
-) -> list[Path]:
-    base = wh.partition_dir(table, part)
-    if not base.is_dir():
-        return []
-    pattern = f"{name}.parquet" if name else "*.parquet"
-    return sorted(p for p in base.glob(pattern) if not p.name.startswith("."))
-
-
 def screenshot_steps(wh: Warehouse, run: RunPart) -> list[dict[str, Any]]:
     """The run's steps that name a screenshot (STEP_COLUMNS), in episode and step order."""
-    steps = [
-        s
-        for s in _read_columns(_partition_files(wh, "steps", partition(run)), STEP_COLUMNS)
-        if s["screenshot_path"] is not None
-    ]
+    rows = wh.read("steps", partition(run), columns=STEP_COLUMNS).to_pylist()
+    steps = [s for s in rows if s["screenshot_path"] is not None]
     steps.sort(key=lambda s: (s["domain"], s["task_id"], s["step_idx"]))
     return steps
 
 
 def content_hashes(wh: Warehouse, table: str, *, excluding: Iterable[RunPart] = ()) -> set[str]:
-    """The content hashes of `table` (screenshots or screenshot_refs), but for the partitions
-    of the runs `excluding` names."""
-    skip = {wh.partition_dir(table, partition(run)) for run in excluding}
-    files = [p for p in wh.files(table) if p.parent not in skip]
+    """The content hashes of `table` (screenshots or screenshot_refs), but for the runs
+    `excluding` names (wherever their rows are: their own files or packs)."""
+    skip = {run.run_id for run in excluding}
+    data = wh.read(table, columns=["run_id", "content_hash"]).to_pylist()
     return {
         r["content_hash"]
-        for r in _read_columns(files, ["content_hash"])
-        if r["content_hash"] is not None
+        for r in data
+        if r["content_hash"] is not None and r["run_id"] not in skip
     }
 
 
 def quarantine_rows(wh: Warehouse, run: RunPart) -> list[dict[str, Any]]:
     """The run's screenshot quarantine rows, as last written."""
-    files = _partition_files(wh, "quarantine", partition(run), QUARANTINE_FILE)
-    return _read_columns(files, QUARANTINE_COLUMNS)
+    data = wh.read("quarantine", partition(run), columns=QUARANTINE_COLUMNS, file=QUARANTINE_FILE)
+    return data.to_pylist()
 
 
 def write_run(

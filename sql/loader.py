@@ -123,12 +123,20 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _raw_relation(name: str, root: Path) -> str:
-    table_dir = root / name
-    if table_dir.is_dir() and any(table_dir.rglob("*.parquet")):
-        glob = _quote(str(table_dir / "**" / "*.parquet"))
+def _raw_relation(name: str, root: Path, files: list[Path] | None) -> str:
+    """The table's rows: the files its manifest lists (all of its files under a warehouse
+    written before manifests), or a typed empty relation."""
+    if files is None:
+        table_dir = root / name
+        if table_dir.is_dir():
+            files = sorted(
+                p for p in table_dir.rglob("*.parquet") if not p.name.startswith(".")
+            )
+    if files:
+        listed = "[" + ", ".join(_quote(str(p)) for p in files) + "]"
         return (
-            f"SELECT * FROM read_parquet({glob}, union_by_name = true, hive_partitioning = false)"
+            f"SELECT * FROM read_parquet({listed}, union_by_name = true, "
+            "hive_partitioning = false)"
         )
     cols = ", ".join(
         f"CAST(NULL AS {DUCKDB_TYPES[f.type]}) AS {f.name}" for f in TABLES[name].fields
@@ -139,13 +147,20 @@ def _raw_relation(name: str, root: Path) -> str:
 def connect(
     warehouse: str | os.PathLike[str], database: str = ":memory:", read_only: bool = False
 ) -> Any:
-    """A DuckDB connection with every staging view and mart defined over `warehouse`."""
+    """A DuckDB connection with every staging view and mart defined over `warehouse`, as its
+    current manifest has it: one consistent version, whatever writers do meanwhile."""
     import duckdb
 
+    from deskscore.schemas.manifest import table_files
+
     root = Path(warehouse).resolve()
+    listed = table_files(root)
     con = duckdb.connect(database, read_only=read_only)
     for name in TABLES:
-        con.execute(f"CREATE OR REPLACE TEMP VIEW raw_{name} AS {_raw_relation(name, root)}")
+        files = None if listed is None else listed.get(name, [])
+        con.execute(
+            f"CREATE OR REPLACE TEMP VIEW raw_{name} AS {_raw_relation(name, root, files)}"
+        )
     for folder in LAYERS:
         for _, text in sql_files(folder):
             con.execute(text.replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP VIEW"))

@@ -246,7 +246,8 @@ class Collector:
         with self._fold_lock, writer_lock(self.s.warehouse, "collect", self.s.lock_wait_s):
             if self._known is None:
                 self._known = KnownScreenshots(self.wh)
-            merge_episode(self.wh, keys, folded, self.run_row, self._known)
+            with self.wh.transaction() as wh:  # the episode's tables appear together
+                merge_episode(wh, keys, folded, self.run_row, self._known)
             if self.s.osworld_dir:
                 write_task_folder(
                     run_root(self.s.osworld_dir, self.run_row["agent"]),

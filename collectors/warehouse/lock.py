@@ -1,8 +1,9 @@
 """One writer at a time per warehouse: jobs that write (ingest, hash, score) hold an exclusive
 advisory lock on `<warehouse>/.deskscore.lock`.
 
-Partition files are already replaced atomically, so readers never need the lock; it keeps two
-writers from interleaving a run's tables (one job's `runs` with another's `episodes`). The lock
+Readers never need the lock (they follow the manifest, see store.py); it keeps two writers
+from interleaving their commits, and it is when a writer holds it that the journals and files
+of jobs that died before committing are collected. The lock
 is released by the kernel when the process dies, so a killed job never leaves it stuck.
 """
 
@@ -56,6 +57,9 @@ def writer_lock(
                 time.sleep(0.05)
         os.ftruncate(handle, 0)
         os.pwrite(handle, f"pid {os.getpid()}, command {command}".encode(), 0)
+        from deskscore.collectors.warehouse.store import collect_dead_jobs
+
+        collect_dead_jobs(root)  # no other writer can be running: what jobs left is dead
         try:
             yield
         finally:

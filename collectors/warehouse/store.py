@@ -1,15 +1,24 @@
-"""The Parquet warehouse: where each table's partitions live and how they are written.
+"""The Parquet warehouse: where each table's files live, how they are written, and how a change
+of many files becomes visible at once.
 
-Layout: `<root>/<table>/<key>=<value>/.../<file>.parquet`, partitioned by benchmark and run
-(never by episode: DuckDB pays ~130 us per file). One file per partition and score
-configuration; a file is written aside and renamed into place, so a reader sees the old
-file or the new one, never half of one, and writing the same rows again gives the same bytes.
+Layout: `<root>/<table>/<key>=<value>/.../<name>--<digest>.parquet`, partitioned by benchmark
+and run (never by episode: DuckDB pays ~130 us per file). A file is named by a digest of its
+bytes and never changes once written; which files make up the tables is the manifest's
+business (`deskscore.schemas.manifest`): a *slot* (table, partition, name) points at one file,
+or at a run's row groups inside a pack.
 
-Packs: many small runs would make many small files, so `compact` folds the small run files of
-a table into packs, `<table>/benchmark=<b>/_packs/<file>--<digest>.parquet`, one row group per
-run (its run_id statistics say which run it holds). A run in a pack is read, replaced and
-removed through the same calls as a run in its own folder: writing a run again puts it back
-in its own file and drops it from its pack, under a lock, so a pack never holds a stale run.
+Writes go through a transaction (`Warehouse.transaction()`): every `write`/`remove` of the job,
+in whichever worker process, is logged in the job's journal (`_manifest/jobs/<job>/`); at the
+end the job commits, and the journal is applied to the manifest in one rename. So a job's
+outputs, its "done" records (`sources`, `score_inputs`) and any compaction appear together or
+not at all; readers follow the manifest and see one consistent version; a job killed anywhere
+leaves the previous version, and its files are collected by the next one. A `Warehouse`
+opened without a job commits each write at once (tests, small tools).
+
+Packs: many small runs would make many small files, so `compact` folds the small files of a
+table into packs, `<table>/benchmark=<b>/_packs/<name>--<digest>.parquet`, one row group per
+run. A slot of a packed run points at its row group; replacing or removing such a run rewrites
+the pack without it in the same commit, so no file a reader opens holds a stale row.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ import contextlib
 import hashlib
 import os
 import re
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,13 +35,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deskscore.schemas import SCHEMA_VERSION, conform_rows, table
-from deskscore.scorers import metrics  # noqa: F401  (the score tables' metric columns)
+from deskscore.schemas.manifest import (
+    CURRENT,
+    Entry,
+    Manifest,
+    current_generation,
+    generation_file,
+    manifest_dir,
+    read_manifest,
+    slot_key,
+    split_slot,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 _SAFE = re.compile(r"[^A-Za-z0-9._@+-]")
-
 
 PACK_DIR = "_packs"
 SMALL_FILE_BYTES = 4 << 20
@@ -40,6 +59,11 @@ PACK_TARGET_BYTES = 32 << 20
 """A pack is closed once it holds this much; bounded so replacing one run rewrites little."""
 MIN_SMALL_FILES = 8
 """`compact` leaves a table alone until it has this many small files of one kind."""
+KEEP_GENERATIONS = 3
+"""Generations kept on disk: a reader that read the manifest up to this many commits ago can
+still open every file it lists."""
+JOBS_DIR = "jobs"
+TMP_DIR = "tmp"
 
 
 def _segment(value: str) -> str:
@@ -48,14 +72,9 @@ def _segment(value: str) -> str:
     return "_" if text in {".", ".."} else text
 
 
-def _data_files(folder: Path) -> list[Path]:
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.glob("*.parquet") if not p.name.startswith("."))
-
-
-def _pack_stem(path: Path) -> str:
-    """The file name a pack's runs had in their own folders ('data', 'ingest', a config)."""
+def _file_slot_name(path: Path) -> str:
+    """The slot name a data file belongs to: `data--<digest>` -> `data` (a file named before
+    digests, `data.parquet`, is its own name)."""
     return path.stem.rsplit("--", 1)[0]
 
 
@@ -78,19 +97,40 @@ def _conform(data: pa.Table, schema: pa.Schema) -> pa.Table:
     """`data` in `schema`: columns a file predates (an older schema) read as nulls."""
     import pyarrow as pa
 
-    for field in schema:
-        if field.name not in data.column_names:
-            data = data.append_column(field.name, pa.nulls(data.num_rows, field.type))
+    for f in schema:
+        if f.name not in data.column_names:
+            data = data.append_column(f.name, pa.nulls(data.num_rows, f.type))
     return data.select(schema.names).cast(schema)
 
 
+def _write_parquet(root: Path, target_dir: Path, name: str, write: Any) -> Path:
+    """Write a file with `write(tmp_path)` and give it its final, content-derived name. The
+    temporary file is made in the warehouse's `_manifest/tmp`, which the next writer clears
+    (a write killed before its rename leaves nothing among the tables)."""
+    target_dir.mkdir(parents=True, exist_ok=True)
+    tmp_dir = manifest_dir(root) / TMP_DIR
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    tmp = tmp_dir / f"{_segment(name)}.{uuid.uuid4().hex}.tmp"
+    try:
+        write(tmp)
+        digest = hashlib.sha1()
+        with open(tmp, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+        final = target_dir / f"{_segment(name)}--{digest.hexdigest()[:16]}.parquet"
+        os.replace(tmp, final)  # the same bytes under the same name when it exists already
+        return final
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
 @contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """Serialise pack rewrites in one folder across processes (parallel writers)."""
+def _flocked(path: Path) -> Iterator[None]:
     import fcntl
 
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "a+") as handle:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -109,277 +149,90 @@ class Compaction:
 
 
 class Warehouse:
-    """A warehouse rooted at a local folder."""
+    """A warehouse rooted at a local (or shared) folder.
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    `job`: the transaction this instance writes for (its writes are journaled and become
+    visible when the job commits); None commits every write at once. `pending`: reads also
+    see the job's uncommitted writes (the job's driver, checking its outputs before it
+    commits)."""
+
+    def __init__(
+        self, root: str | os.PathLike[str], job: str | None = None, *, pending: bool = False
+    ) -> None:
         self.root = Path(root).resolve()
+        self.job = job
+        self.pending = pending
+        self._cached: tuple[int | None, Manifest] | None = None
+        self._journal: Any = None
+
+    # ------------------------------------------------------------------ layout
 
     def table_dir(self, name: str) -> Path:
         table(name)  # rejects unknown tables
         return self.root / name
 
-    def partition_dir(self, name: str, partition: Mapping[str, str]) -> Path:
+    def partition_of(self, name: str, partition: Mapping[str, str]) -> str:
+        """The partition's folder path inside its table, e.g. `benchmark=osworld/run_id=ab`."""
         decl = table(name)
         missing = [k for k in decl.partition if k not in partition]
         if missing:
             raise ValueError(f"{name}: partition needs {missing}")
-        path = self.table_dir(name)
-        for key in decl.partition:
-            path = path / f"{key}={_segment(partition[key])}"
-        return path
+        return "/".join(f"{k}={_segment(partition[k])}" for k in decl.partition)
+
+    def partition_dir(self, name: str, partition: Mapping[str, str]) -> Path:
+        rel = self.partition_of(name, partition)
+        return self.table_dir(name) / rel if rel else self.table_dir(name)
+
+    # ------------------------------------------------------------------ the manifest
+
+    def manifest(self) -> Manifest:
+        """The committed manifest (plus the job's pending writes, when `pending`)."""
+        generation = current_generation(self.root)
+        if self._cached is None or self._cached[0] != generation:
+            found = read_manifest(self.root) if generation is not None else None
+            self._cached = (generation, found if found is not None else scan(self.root))
+        manifest = self._cached[1]
+        if self.pending and self.job is not None:
+            manifest = apply_ops(manifest, read_journal(self.root, self.job))
+        return manifest
+
+    def _slots(self, name: str, partition: Mapping[str, str] | None) -> list[tuple[str, Entry]]:
+        slots = self.manifest().tables.get(name, {})
+        if partition is None:
+            return sorted(slots.items())
+        prefix = self.partition_of(name, partition)
+        return sorted((k, e) for k, e in slots.items() if split_slot(k)[0] == prefix)
 
     def files(self, name: str) -> list[Path]:
-        """Every data file of a table, packs included, sorted (write-aside temporaries excluded)."""
+        """Every file the table's current version is made of (packs included), sorted."""
         base = self.table_dir(name)
-        if not base.is_dir():
-            return []
-        return sorted(p for p in base.rglob("*.parquet") if not p.name.startswith("."))
+        return sorted({base / e.file for _, e in self._slots(name, None)})
 
-    def _pack_dir(self, name: str, partition: Mapping[str, str]) -> Path | None:
-        """Where runs of `partition`'s benchmark are packed; None for tables not kept per run."""
-        decl = table(name)
-        if not decl.partition or decl.partition[-1] != "run_id":
-            return None
-        path = self.table_dir(name)
-        for key in decl.partition[:-1]:
-            path = path / f"{key}={_segment(partition[key])}"
-        return path / PACK_DIR
-
-    def _packed(self, name: str, partition: Mapping[str, str]) -> list[tuple[Path, list[int]]]:
-        """(pack, row groups) holding the run of `partition`, for every file name."""
-        folder = self._pack_dir(name, partition)
-        if folder is None:
-            return []
-        run_id = str(partition["run_id"])
-        out = []
-        for pack in _data_files(folder):
-            groups = runs_in_pack(pack).get(run_id)
-            if groups:
-                out.append((pack, groups))
-        return out
-
-    def _unpack(self, name: str, partition: Mapping[str, str], file: str | None) -> None:
-        """Drop the run of `partition` from its packs (of one file name, or all of them)."""
-        import pyarrow.parquet as pq
-
-        folder = self._pack_dir(name, partition)
-        if folder is None or not folder.is_dir():
-            return
-        with _locked(folder):
-            for pack, groups in self._packed(name, partition):
-                if file is not None and _pack_stem(pack) != _segment(file):
-                    continue
-                source = pq.ParquetFile(pack)
-                keep = [i for i in range(source.metadata.num_row_groups) if i not in groups]
-                if not keep:
-                    pack.unlink(missing_ok=True)
-                    continue
-                self._write_groups(pack, source, keep)
-
-    @staticmethod
-    def _write_groups(target: Path, source: Any, groups: Sequence[int]) -> None:
-        """Rewrite `target` with `groups` of `source`, one row group each, atomically."""
-        import pyarrow.parquet as pq
-
-        tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
-        try:
-            with pq.ParquetWriter(
-                tmp, source.schema_arrow, compression="zstd", write_statistics=True
-            ) as writer:
-                for i in groups:
-                    writer.write_table(source.read_row_group(i), row_group_size=1 << 30)
-            os.replace(tmp, target)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
-
-    def write(
-        self,
-        name: str,
-        rows: Iterable[Mapping[str, Any]] | pa.Table,
-        partition: Mapping[str, str],
-        file: str = "data",
-    ) -> Path:
-        """Write one partition file atomically; returns its path."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        data = rows if isinstance(rows, pa.Table) else conform_rows(name, rows)
-        target = self.partition_dir(name, partition) / f"{_segment(file)}.parquet"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
-        try:
-            pq.write_table(data, tmp, compression="zstd", write_statistics=True)
-            os.replace(tmp, target)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
-        self._unpack(name, partition, file)  # the new file wins; a packed copy would double it
-        return target
+    def snapshot(self) -> dict[str, str]:
+        """'table/slot' -> the file (and row groups) its rows are in, for every slot: file
+        names derive from their bytes, so two equal snapshots are byte-identical tables."""
+        out = {}
+        for name, slots in self.manifest().tables.items():
+            for key, e in slots.items():
+                out[f"{name}/{key}"] = e.file + (f"#{list(e.groups)}" if e.groups else "")
+        return dict(sorted(out.items()))
 
     def has_file(self, name: str, partition: Mapping[str, str], file: str = "data") -> bool:
-        """Whether the partition holds file `file` of table `name`, in its folder or in a pack
-        (a file with no rows counts, as long as it was written and not yet packed away)."""
-        target = self.partition_dir(name, partition) / f"{_segment(file)}.parquet"
-        if target.is_file():
-            return True
-        return any(_pack_stem(p) == _segment(file) for p, _ in self._packed(name, partition))
+        """Whether the partition holds slot `file` of table `name` (in its folder or a pack;
+        a written file with no rows counts)."""
+        key = slot_key(self.partition_of(name, partition), _segment(file))
+        return key in self.manifest().tables.get(name, {})
 
-    def remove(self, name: str, partition: Mapping[str, str], file: str = "data") -> None:
-        """Drop one partition file, if present (a run that no longer has rows of this table),
-        and the run's rows of that file name from its pack."""
-        target = self.partition_dir(name, partition) / f"{_segment(file)}.parquet"
-        target.unlink(missing_ok=True)
-        self._unpack(name, partition, file)
+    def runs(self, name: str) -> set[str]:
+        """The run_ids that have any slot in a run-partitioned table."""
+        out = set()
+        for key, _ in self._slots(name, None):
+            for part in split_slot(key)[0].split("/"):
+                if part.startswith("run_id="):
+                    out.add(part[len("run_id=") :])
+        return out
 
-    def drop_run(self, benchmark: str, run_id: str) -> int:
-        """Remove every row of one run from every table (its folders and its packed rows), for
-        a run that is no longer in its source; returns the files removed or rewritten."""
-        import shutil
-
-        from deskscore.schemas import TABLES
-
-        part = {"benchmark": benchmark, "run_id": run_id}
-        n = 0
-        for name, decl in TABLES.items():
-            if decl.partition != ("benchmark", "run_id"):
-                continue
-            folder = self.partition_dir(name, part)
-            if folder.is_dir():
-                n += len(_data_files(folder))
-                shutil.rmtree(folder)
-            packed = self._packed(name, part)
-            if packed:
-                n += len(packed)
-                self._unpack(name, part, None)
-        return n
-
-    def compact(
-        self,
-        names: Sequence[str] | None = None,
-        *,
-        small_bytes: int = SMALL_FILE_BYTES,
-        target_bytes: int = PACK_TARGET_BYTES,
-        min_files: int = MIN_SMALL_FILES,
-    ) -> list[Compaction]:
-        """Fold small run files into packs, per table, benchmark and file name.
-
-        Only files in the current schema version are packed (an older file is left for the job
-        that rewrites it). Existing packs below the target size are refilled, so repeated
-        compactions converge to few packs of about `target_bytes`.
-        """
-
-        from deskscore.schemas import TABLES
-
-        done = []
-        for name in names or list(TABLES):
-            decl = table(name)
-            if not decl.partition or decl.partition[-1] != "run_id":
-                continue
-            groups: dict[tuple[Path, str], list[Path]] = {}
-            for path in self.files(name):
-                if path.parent.name == PACK_DIR:
-                    continue
-                if path.stat().st_size >= small_bytes or schema_version_of(path) != SCHEMA_VERSION:
-                    continue
-                folder = path.parent.parent / PACK_DIR
-                groups.setdefault((folder, path.stem), []).append(path)
-            files_in = packs_out = rows = 0
-            for (folder, stem), paths in sorted(groups.items()):
-                if len(paths) < min_files:
-                    continue
-                with _locked(folder):
-                    packs = [
-                        p
-                        for p in _data_files(folder)
-                        if _pack_stem(p) == stem
-                        and p.stat().st_size < target_bytes
-                        and schema_version_of(p) == SCHEMA_VERSION
-                    ]
-                    n, r = self._fold(folder, stem, packs, paths, target_bytes)
-                files_in += len(paths)
-                packs_out += n
-                rows += r
-            if files_in:
-                done.append(Compaction(name, files_in, packs_out, rows))
-        return done
-
-    def _fold(
-        self, folder: Path, stem: str, packs: list[Path], paths: list[Path], target_bytes: int
-    ) -> tuple[int, int]:
-        """Write `packs` and run files `paths` as new packs of about `target_bytes`, one run at
-        a time in run order (memory holds one run, whatever the number of files); then delete
-        what they replace. Returns (packs written, rows)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        from deskscore.schemas import arrow_schema
-
-        schema = arrow_schema(folder.parent.parent.name)
-        pieces: list[tuple[str, Path, list[int] | None]] = []  # (run_id, file, row groups)
-        for pack in packs:
-            pieces.extend((run_id, pack, idx) for run_id, idx in runs_in_pack(pack).items())
-        folded: list[Path] = []  # run files whose rows go into a pack (or that had none)
-        for path in paths:
-            run_ids = set(pq.read_table(path, columns=["run_id"]).column(0).to_pylist())
-            if len(run_ids) > 1:
-                continue  # not one run's file: leave it where it is
-            folded.append(path)
-            if run_ids:
-                pieces.append((run_ids.pop(), path, None))
-        pieces.sort(key=lambda p: p[0])
-
-        written: list[Path] = []
-        rows = 0
-        writer: Any = None
-        tmp: Path | None = None
-        in_pack: list[str] = []
-        size = 0
-
-        def close() -> None:
-            nonlocal writer, tmp, size
-            if writer is None or tmp is None:
-                return
-            writer.close()
-            digest = hashlib.sha1("\n".join(in_pack).encode()).hexdigest()[:16]
-            target = folder / f"{stem}--{digest}.parquet"
-            os.replace(tmp, target)
-            written.append(target)
-            writer, tmp, size = None, None, 0
-            in_pack.clear()
-
-        try:
-            for run_id, path, groups in pieces:
-                if groups is None:
-                    data = _conform(pq.read_table(path), schema)
-                else:
-                    source = pq.ParquetFile(path)
-                    data = _conform(
-                        pa.concat_tables(source.read_row_group(i) for i in groups), schema
-                    )
-                if writer is None:
-                    tmp = folder / f".{stem}.{uuid.uuid4().hex}.tmp"
-                    writer = pq.ParquetWriter(tmp, schema, compression="zstd")
-                writer.write_table(data, row_group_size=1 << 30)
-                in_pack.append(run_id)
-                rows += data.num_rows
-                size += data.nbytes
-                if size >= 4 * target_bytes:  # in-memory Arrow is ~4x its zstd Parquet
-                    close()
-            close()
-        finally:
-            if writer is not None:
-                writer.close()
-            if tmp is not None and tmp.exists():
-                tmp.unlink()
-        keep = set(written)
-        for old in [*packs, *folded]:
-            if old not in keep:
-                old.unlink(missing_ok=True)
-        for path in folded:
-            with contextlib.suppress(OSError):
-                path.parent.rmdir()  # the run folder, now empty
-        return len(written), rows
+    # ------------------------------------------------------------------ reading
 
     def read(
         self,
@@ -388,7 +241,7 @@ class Warehouse:
         columns: Sequence[str] | None = None,
         file: str | None = None,
     ) -> pa.Table:
-        """All rows of a table (or of one partition, or of one file name of a partition: a
+        """All rows of a table (or of one partition, or of one slot name of a partition: a
         stage's or a score configuration's), in the table's schema (or just `columns`).
 
         A column that a file predates (written under an older schema version) reads as nulls.
@@ -401,28 +254,454 @@ class Warehouse:
         schema = arrow_schema(name)
         if columns is not None:
             schema = pa.schema([schema.field(c) for c in columns], metadata=schema.metadata)
-        packed: list[tuple[Path, list[int]]] = []
-        if partition is None:
-            paths = self.files(name)
-        else:
-            paths = _data_files(self.partition_dir(name, partition))
-            packed = self._packed(name, partition)
-            if file is not None:
-                paths = [p for p in paths if p.stem == _segment(file)]
-                packed = [(p, g) for p, g in packed if _pack_stem(p) == _segment(file)]
-        if not paths and not packed:
+        slots = self._slots(name, partition)
+        if file is not None:
+            slots = [(k, e) for k, e in slots if split_slot(k)[1] == _segment(file)]
+        by_file: dict[str, list[int] | None] = {}
+        for _, entry in slots:
+            if entry.groups is None:
+                by_file[entry.file] = None
+            elif by_file.get(entry.file, []) is not None:
+                by_file.setdefault(entry.file, []).extend(entry.groups)  # type: ignore[union-attr]
+        if not by_file:
             return schema.empty_table()
+        base = self.table_dir(name)
         parts = []
-        reads = [(path, None) for path in paths] + [(p, g) for p, g in packed]
-        for path, groups in reads:
+        for rel, groups in sorted(by_file.items()):
+            path = base / rel
             present = set(pq.read_schema(path).names)
             wanted = [n for n in schema.names if n in present]
             if groups is None:
                 data = pq.read_table(path, columns=wanted)
             else:
-                data = pq.ParquetFile(path).read_row_groups(groups, columns=wanted)
+                data = pq.ParquetFile(path).read_row_groups(sorted(groups), columns=wanted)
             parts.append(_conform(data, schema))
         return pa.concat_tables(parts)
+
+    # ------------------------------------------------------------------ writing
+
+    def write(
+        self,
+        name: str,
+        rows: Iterable[Mapping[str, Any]] | pa.Table,
+        partition: Mapping[str, str],
+        file: str = "data",
+    ) -> Path:
+        """Write one slot's rows (replacing what it held); returns the new file's path. The
+        write is part of this instance's job, or committed at once without one."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        data = rows if isinstance(rows, pa.Table) else conform_rows(name, rows)
+        target_dir = self.partition_dir(name, partition)
+        path = _write_parquet(
+            self.root,
+            target_dir,
+            file,
+            lambda tmp: pq.write_table(data, tmp, compression="zstd", write_statistics=True),
+        )
+        key = slot_key(self.partition_of(name, partition), _segment(file))
+        rel = str(path.relative_to(self.table_dir(name)))
+        self._record({"op": "put", "table": name, "slot": key, "file": rel, "rows": data.num_rows})
+        return path
+
+    def remove(self, name: str, partition: Mapping[str, str], file: str = "data") -> None:
+        """Empty one slot (a run that no longer has rows of this table or stage)."""
+        key = slot_key(self.partition_of(name, partition), _segment(file))
+        self._record({"op": "delete", "table": name, "slot": key})
+
+    def drop_run(self, benchmark: str, run_id: str) -> int:
+        """Remove every row of one run from every table (a run no longer in its source);
+        returns how many slots it held."""
+        from deskscore.schemas import TABLES
+
+        if self.job is None:  # one commit for all of the run's slots
+            with self.transaction() as tx:
+                return tx.drop_run(benchmark, run_id)
+        part = {"benchmark": benchmark, "run_id": run_id}
+        n = 0
+        for name, decl in TABLES.items():
+            if decl.partition != ("benchmark", "run_id"):
+                continue
+            for key, _ in self._slots(name, part):
+                self._record({"op": "delete", "table": name, "slot": key})
+                n += 1
+        return n
+
+    def _record(self, op: dict[str, Any]) -> None:
+        if self.job is None:
+            commit(self.root, [op])
+            return
+        if self._journal is None:
+            folder = manifest_dir(self.root) / JOBS_DIR / self.job
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl"
+            self._journal = open(path, "a", encoding="utf-8")  # noqa: SIM115 (one per instance)
+        import json
+
+        op = {**op, "t": time.time_ns()}  # the order of operations across processes
+        self._journal.write(json.dumps(op, sort_keys=True) + "\n")
+        self._journal.flush()
+
+    def close(self) -> None:
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Warehouse]:
+        """A job: yields a Warehouse bound to a new job id (hand `job` to the job's stages so
+        worker processes journal under it); on leaving without an error every write of the job
+        is committed in one step, on an error none is."""
+        job = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}"
+        tx = Warehouse(self.root, job, pending=True)
+        try:
+            yield tx
+        except BaseException:
+            tx.close()
+            abandon(self.root, job)
+            raise
+        tx.close()
+        commit(self.root, read_journal(self.root, job), job=job)
+
+    # ------------------------------------------------------------------ compaction
+
+    def compact(
+        self,
+        names: Sequence[str] | None = None,
+        *,
+        small_bytes: int = SMALL_FILE_BYTES,
+        target_bytes: int = PACK_TARGET_BYTES,
+        min_files: int = MIN_SMALL_FILES,
+    ) -> list[Compaction]:
+        """Fold small run files into packs, per table, benchmark and slot name.
+
+        Only files in the current schema version are packed (an older file is left for the
+        job that rewrites it). Existing packs below the target size are refilled, so repeated
+        compactions converge to few packs of about `target_bytes`. The packs and the slots
+        moving into them are one commit (this instance's job's, or their own)."""
+        from deskscore.schemas import TABLES
+
+        if self.job is None:
+            with self.transaction() as tx:
+                return tx.compact(
+                    names, small_bytes=small_bytes, target_bytes=target_bytes, min_files=min_files
+                )
+
+        done = []
+        for name in names or list(TABLES):
+            decl = table(name)
+            if not decl.partition or decl.partition[-1] != "run_id":
+                continue
+            base = self.table_dir(name)
+            groups: dict[tuple[str, str], list[tuple[str, Entry]]] = {}
+            for key, entry in self._slots(name, None):
+                partition, slot = split_slot(key)
+                path = base / entry.file
+                if entry.groups is not None or entry.rows == 0:
+                    continue  # packed already (may be refilled below), or an empty slot
+                if path.stat().st_size >= small_bytes or schema_version_of(path) != SCHEMA_VERSION:
+                    continue
+                parent = partition.rsplit("/", 1)[0]
+                groups.setdefault((parent, slot), []).append((key, entry))
+            files_in = packs_out = rows = 0
+            for (parent, slot), members in sorted(groups.items()):
+                if len(members) < min_files:
+                    continue
+                packed = [
+                    (k, e)
+                    for k, e in self._slots(name, None)
+                    if e.groups is not None
+                    and split_slot(k)[1] == slot
+                    and split_slot(k)[0].rsplit("/", 1)[0] == parent
+                ]
+                small_packs = {
+                    e.file
+                    for _, e in packed
+                    if (base / e.file).stat().st_size < target_bytes
+                    and schema_version_of(base / e.file) == SCHEMA_VERSION
+                }
+                refill = [(k, e) for k, e in packed if e.file in small_packs]
+                n, r = self._fold(name, parent, slot, refill + members, target_bytes)
+                files_in += len(members)
+                packs_out += n
+                rows += r
+            if files_in:
+                done.append(Compaction(name, files_in, packs_out, rows))
+        return done
+
+    def _fold(
+        self,
+        name: str,
+        parent: str,
+        slot: str,
+        members: list[tuple[str, Entry]],
+        target_bytes: int,
+    ) -> tuple[int, int]:
+        """Write `members` (slots of single runs, or runs already in packs being refilled) as
+        packs of about `target_bytes`, one row group per run in slot order, and point their
+        slots at them. Returns (packs written, rows)."""
+        import pyarrow.parquet as pq
+
+        from deskscore.schemas import arrow_schema
+
+        schema = arrow_schema(name)
+        base = self.table_dir(name)
+        folder = base / parent / PACK_DIR if parent else base / PACK_DIR
+        written = rows = 0
+        batch: list[tuple[str, pa.Table]] = []
+        size = 0
+
+        def close() -> None:
+            nonlocal written, size
+            if not batch:
+                return
+            tables = list(batch)
+
+            def write(tmp: Path) -> None:
+                with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+                    for _, data in tables:
+                        writer.write_table(data, row_group_size=1 << 30)
+
+            path = _write_parquet(self.root, folder, slot, write)
+            rel = str(path.relative_to(base))
+            for group, (key, data) in enumerate(tables):
+                self._record(
+                    {
+                        "op": "put",
+                        "table": name,
+                        "slot": key,
+                        "file": rel,
+                        "groups": [group],
+                        "rows": data.num_rows,
+                    }
+                )
+            written += 1
+            batch.clear()
+            size = 0
+
+        for key, entry in sorted(members):
+            path = base / entry.file
+            if entry.groups is None:
+                data = _conform(pq.read_table(path), schema)
+            else:
+                data = _conform(pq.ParquetFile(path).read_row_groups(list(entry.groups)), schema)
+            if data.num_rows == 0:
+                continue  # an empty slot keeps its own (tiny) file: a pack has no empty groups
+            batch.append((key, data))
+            rows += data.num_rows
+            size += data.nbytes
+            if size >= 4 * target_bytes:  # in-memory Arrow is ~4x its zstd Parquet
+                close()
+        close()
+        return written, rows
+
+
+# ---------------------------------------------------------------------- journal and commit
+
+
+def read_journal(root: str | os.PathLike[str], job: str) -> list[dict[str, Any]]:
+    """A job's operations, in a deterministic order (journal files by name, lines in order)."""
+    import json
+
+    folder = manifest_dir(root) / JOBS_DIR / job
+    if not folder.is_dir():
+        return []
+    ops = []
+    for path in sorted(folder.glob("*.jsonl")):
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+            if line.strip():
+                with contextlib.suppress(ValueError):  # a line cut by a kill
+                    ops.append((json.loads(line), path.name, i))
+    ops.sort(key=lambda o: (o[0].get("t", 0), o[1], o[2]))
+    return [op for op, _, _ in ops]
+
+
+def apply_ops(
+    base: Manifest, ops: Sequence[Mapping[str, Any]], root: str | os.PathLike[str] | None = None
+) -> Manifest:
+    """`base` with `ops` applied (a put replaces its slot; a delete empties it); with `root`,
+    packs that lost slots are rewritten without them (what a commit does; a view of pending
+    writes reads slots by row group and needs no rewrite). The generation is unchanged."""
+    out = Manifest(base.generation, {t: dict(s) for t, s in base.tables.items()}, [])
+    for op in ops:
+        slots = out.slots(op["table"])
+        if op["op"] == "put" and op.get("file"):
+            groups = op.get("groups")
+            slots[op["slot"]] = Entry(op["file"], tuple(groups) if groups else None, op.get("rows"))
+        else:
+            slots.pop(op["slot"], None)
+    if root is not None:
+        _repack(base, out, root)
+    return out
+
+
+def _repack(base: Manifest, new: Manifest, root: str | os.PathLike[str]) -> None:
+    """Packs of `base` some of whose runs moved out in `new`: rewritten with the runs that
+    stay, so no file `new` lists holds rows of a slot that no longer points at them."""
+    import pyarrow.parquet as pq
+
+    for name, slots in new.tables.items():
+        old = base.tables.get(name, {})
+        still: dict[str, list[tuple[str, Entry]]] = {}
+        for key, entry in slots.items():
+            if entry.groups is not None:
+                still.setdefault(entry.file, []).append((key, entry))
+        lost = {
+            e.file
+            for k, e in old.items()
+            if e.groups is not None and slots.get(k) != e
+        }
+        base_dir = Path(root) / name
+        for pack in sorted(lost & set(still)):
+            members = sorted(still[pack], key=lambda m: m[1].groups or ())
+            source = pq.ParquetFile(base_dir / pack)
+            groups = [g for _, e in members for g in (e.groups or ())]
+            slot = _file_slot_name(Path(pack))
+
+            def write(tmp: Path, source: Any = source, groups: list[int] = groups) -> None:
+                with pq.ParquetWriter(
+                    tmp, source.schema_arrow, compression="zstd", write_statistics=True
+                ) as writer:
+                    for g in groups:
+                        writer.write_table(source.read_row_group(g), row_group_size=1 << 30)
+
+            path = _write_parquet(Path(root), (base_dir / pack).parent, slot, write)
+            rel = str(path.relative_to(base_dir))
+            i = 0
+            for key, entry in members:
+                n = len(entry.groups or ())
+                slots[key] = Entry(rel, tuple(range(i, i + n)), entry.rows)
+                i += n
+
+
+def _write_generation(root: Path, manifest: Manifest) -> None:
+    import json
+
+    folder = manifest_dir(root)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = generation_file(root, manifest.generation)
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    tmp.write_text(json.dumps(manifest.to_json(), separators=(",", ":")), encoding="utf-8")
+    os.replace(tmp, target)
+    pointer = folder / CURRENT
+    tmp = folder / f".{CURRENT}.{uuid.uuid4().hex}.tmp"
+    tmp.write_text(f"{manifest.generation}\n")
+    os.replace(tmp, pointer)  # the switch: readers see the new generation from here on
+
+
+def commit(
+    root: str | os.PathLike[str], ops: Sequence[Mapping[str, Any]], *, job: str | None = None
+) -> Manifest:
+    """Apply `ops` to the current manifest as the next generation, switch to it, then collect
+    what no kept generation lists any more (and the job's journal)."""
+    root = Path(root).resolve()
+    with _flocked(manifest_dir(root) / ".commit.lock"):
+        base = read_manifest(root) or scan(root)
+        new = apply_ops(base, ops, root)
+        new.generation = base.generation + 1
+        new.retired = sorted(base.paths() - new.paths())
+        if ops or current_generation(root) is None:
+            _write_generation(root, new)
+        if job is not None:
+            abandon(root, job, keep=new.paths())
+        _collect(root, new)
+    return new
+
+
+def abandon(root: str | os.PathLike[str], job: str, keep: set[str] | None = None) -> None:
+    """Forget a job's journal; the files it wrote that no manifest lists are deleted."""
+    import shutil
+
+    root = Path(root)
+    folder = manifest_dir(root) / JOBS_DIR / job
+    listed = keep if keep is not None else (read_manifest(root) or scan(root)).paths()
+    for op in read_journal(root, job):
+        if op.get("file"):
+            rel = f"{op['table']}/{op['file']}"
+            if rel not in listed:
+                (root / rel).unlink(missing_ok=True)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _collect(root: Path, current: Manifest) -> None:
+    """Delete the files no kept generation lists (a file generation g retired was last listed
+    by g - 1: it goes once g - 1 leaves the window), then the generations outside the window
+    of KEEP_GENERATIONS."""
+    folder = manifest_dir(root)
+    oldest_kept = current.generation - KEEP_GENERATIONS + 1
+    listed = set(current.paths())
+    on_disk: dict[int, Path] = {}
+    for path in folder.glob("*.json"):
+        with contextlib.suppress(ValueError):
+            on_disk[int(path.stem)] = path
+    for g in sorted(on_disk):
+        if oldest_kept <= g < current.generation:
+            with contextlib.suppress(FileNotFoundError, ValueError):
+                listed |= read_generation(root, g).paths()
+    for g in sorted(on_disk):
+        if g > oldest_kept:
+            continue
+        with contextlib.suppress(FileNotFoundError, ValueError):
+            for rel in read_generation(root, g).retired:
+                if rel not in listed:
+                    (root / rel).unlink(missing_ok=True)
+        if g < oldest_kept:
+            on_disk[g].unlink(missing_ok=True)
+
+
+def read_generation(root: str | os.PathLike[str], generation: int) -> Manifest:
+    import json
+
+    return Manifest.from_json(json.loads(generation_file(root, generation).read_bytes()))
+
+
+def collect_dead_jobs(root: str | os.PathLike[str]) -> int:
+    """Journals (and written files) of jobs that never committed, e.g. killed ones; call only
+    while holding the writer lock, when no other job can be writing. Returns how many."""
+    import shutil
+
+    root = Path(root)
+    folder = manifest_dir(root) / JOBS_DIR
+    n = 0
+    if folder.is_dir():
+        for job in sorted(p.name for p in folder.iterdir() if p.is_dir()):
+            abandon(root, job)
+            n += 1
+    shutil.rmtree(manifest_dir(root) / TMP_DIR, ignore_errors=True)  # writes cut short
+    return n
+
+
+# ---------------------------------------------------------------------- older warehouses
+
+
+def scan(root: str | os.PathLike[str]) -> Manifest:
+    """The manifest a warehouse written before manifests implies: every data file under a
+    table's folder, packs by their footers' run ids. Generation 0 (not yet committed)."""
+    from deskscore.schemas import TABLES
+
+    root = Path(root)
+    out = Manifest(0)
+    for name, decl in TABLES.items():
+        base = root / name
+        if not base.is_dir():
+            continue
+        slots = out.slots(name)
+        for path in sorted(base.rglob("*.parquet")):
+            if path.name.startswith("."):
+                continue
+            rel = path.relative_to(base)
+            if path.parent.name == PACK_DIR:
+                parent = str(rel.parent.parent) if rel.parent.parent != Path(".") else ""
+                for run_id, groups in runs_in_pack(path).items():
+                    partition = "/".join(p for p in (parent, f"run_id={_segment(run_id)}") if p)
+                    key = slot_key(partition, _file_slot_name(path))
+                    slots[key] = Entry(str(rel), tuple(groups))
+            else:
+                partition = str(rel.parent) if rel.parent != Path(".") else ""
+                slots[slot_key(partition, _file_slot_name(path))] = Entry(str(rel))
+        del decl
+    return out
 
 
 def schema_version_of(path: str | os.PathLike[str]) -> int | None:
@@ -434,4 +713,14 @@ def schema_version_of(path: str | os.PathLike[str]) -> int | None:
     return int(raw) if raw else None
 
 
-__all__ = ["SCHEMA_VERSION", "Compaction", "Warehouse", "runs_in_pack", "schema_version_of"]
+__all__ = [
+    "PACK_DIR",
+    "SCHEMA_VERSION",
+    "Compaction",
+    "Warehouse",
+    "collect_dead_jobs",
+    "commit",
+    "runs_in_pack",
+    "scan",
+    "schema_version_of",
+]

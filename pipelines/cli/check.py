@@ -47,6 +47,37 @@ def _keys(wh: object, name: str) -> list[tuple]:
     return list(zip(*(data.column(c).to_pylist() for c in cols), strict=True))
 
 
+def _manifest_problems(wh: Any) -> list[str]:
+    """Files the current version lists that are missing, and packs holding row groups no
+    slot claims (rows a reader of the whole file would see twice, or stale)."""
+    from deskscore.collectors.warehouse import runs_in_pack
+    from deskscore.schemas import TABLES
+
+    problems = []
+    manifest = wh.manifest()
+    for name in TABLES:
+        claimed: dict[str, set[int]] = {}
+        for key, entry in manifest.tables.get(name, {}).items():
+            path = wh.table_dir(name) / entry.file
+            if not path.is_file():
+                problems.append(
+                    f"{name}: {path} is listed but missing ({key}); re-run the job that "
+                    f"writes {name} with --force"
+                )
+            elif entry.groups is not None:
+                claimed.setdefault(entry.file, set()).update(entry.groups)
+        for file, groups in sorted(claimed.items()):
+            path = wh.table_dir(name) / file
+            every = {g for gs in runs_in_pack(path).values() for g in gs}
+            if every - groups:
+                problems.append(
+                    f"{name}: pack {path} holds {len(every - groups)} row group(s) no run "
+                    "claims: its rows would be read twice or stale; run the job again to "
+                    "repack it"
+                )
+    return problems
+
+
 def _schema_problems(wh: object) -> tuple[list[str], int]:
     from deskscore.collectors.warehouse import SCHEMA_VERSION, schema_version_of
     from deskscore.schemas import TABLES
@@ -101,6 +132,9 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
     from deskscore.collectors.warehouse import Warehouse
 
     wh = Warehouse(Path(warehouse))
+    problems = _manifest_problems(wh)
+    if problems:  # the tables cannot be read as they are: say what is broken, nothing more
+        return CheckResult(problems, ["the warehouse's current version lists broken files"])
     problems, n_files = _schema_problems(wh)
     facts = [f"{n_files} Parquet file(s) checked for schema version"]
 

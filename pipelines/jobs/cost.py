@@ -23,11 +23,15 @@ def run_costs(options: CostOptions, run_ids: Sequence[str] | None = None) -> lis
     from deskscore.scorers.cost import load_prices
 
     table = load_prices(options.prices)
-    wh = Warehouse(options.warehouse)
-    keys = run_keys(wh, run_ids if run_ids is not None else options.runs)
-    stage = CostsStage(str(wh.root), table)
-    run_stages(
-        [stage], keys, engine=options.engine, workers=options.workers, beam_args=options.beam_args
-    )
-    check_outputs(wh, [stage], keys)
+    with Warehouse(options.warehouse).transaction() as wh:
+        keys = run_keys(wh, run_ids if run_ids is not None else options.runs)
+        stage = CostsStage(str(wh.root), table, job=wh.job)
+        run_stages(
+            [stage],
+            keys,
+            engine=options.engine,
+            workers=options.workers,
+            beam_args=options.beam_args,
+        )
+        check_outputs(wh, [stage], keys)
     return [k.run_id for k in keys]

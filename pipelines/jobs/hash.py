@@ -5,8 +5,6 @@ Wiring only: which runs (`stages.base.run_keys`), then the `HashScreenshots` sta
 
 from __future__ import annotations
 
-import os
-
 import apache_beam as beam
 
 from deskscore.collectors.images import DEFAULT_MAX_PIXELS
@@ -46,16 +44,19 @@ def run_hash(options: HashOptions) -> dict[str, int]:
     keys = run_keys(Warehouse(options.warehouse), options.runs)
     if not keys:
         return dict.fromkeys(COUNTERS, 0)
-    root = str(os.path.abspath(options.warehouse))
     max_pixels = DEFAULT_MAX_PIXELS if options.max_pixels is None else options.max_pixels
-    p = pipeline(options.beam_args)
-    _ = (
-        p
-        | "Runs" >> beam.Create(keys)
-        | "HashScreenshots" >> HashScreenshots(root, threads=options.threads, max_pixels=max_pixels)
-    )
-    result = p.run()
-    result.wait_until_finish()
+    with Warehouse(options.warehouse).transaction() as wh:
+        p = pipeline(options.beam_args)
+        _ = (
+            p
+            | "Runs" >> beam.Create(keys)
+            | "HashScreenshots"
+            >> HashScreenshots(
+                str(wh.root), threads=options.threads, max_pixels=max_pixels, job=wh.job
+            )
+        )
+        result = p.run()
+        result.wait_until_finish()
     return {**dict.fromkeys(COUNTERS, 0), **counters(result)}
 
 

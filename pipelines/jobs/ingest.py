@@ -69,16 +69,14 @@ def plan_ingest(sources: Sequence[str], warehouse: str, *, force: bool = False) 
     return IngestPlan(todo, unchanged, {uri: now[uri] for uri in todo})
 
 
-def record_sources(warehouse: str, sources: Sequence[str], benchmark: str) -> int:
+def record_sources(wh: Any, sources: Sequence[str], benchmark: str) -> int:
     """After a whole ingest succeeded: remember each source's stamp (as the runs recorded it)
     and how many runs it gave, so the next ingest can skip it. A run recorded from one of
     these sources under another stamp was not found in it this time (its folder was removed
     or renamed): its rows are dropped, so no table keeps a run that no longer exists.
     Returns how many runs were dropped."""
     from deskscore.collectors.archives import source_stamp
-    from deskscore.collectors.warehouse import Warehouse
 
-    wh = Warehouse(warehouse)
     now = {uri: source_stamp(uri) for uri in sources}
     runs = wh.read("runs", columns=["source", "source_stamp", "benchmark", "run_id"]).to_pylist()
     found: dict[str, list[str | None]] = {}
@@ -161,7 +159,6 @@ def run_ingest(options: IngestOptions) -> IngestResult:
 
     if options.layout is not None:
         parse_layout(options.layout)
-    wh = Warehouse(options.warehouse)
     plan = plan_ingest(
         sorted(expand_sources(options.sources)), options.warehouse, force=options.force
     )
@@ -172,27 +169,30 @@ def run_ingest(options: IngestOptions) -> IngestResult:
     ]
     work = [w for listing in listings for w in listing.runs]
     run_ids = {w.key.run_id for w in work}
-    before = _stored_hashes(wh, run_ids)
-    for listing in listings:
-        write_source_problems(wh, options.benchmark, source_id(listing.uri), listing.problems)
     workers = options.workers
     if any(s.startswith("memory://") for s in plan.todo):
         workers = 1  # an in-memory filesystem exists in this process only
-    stage = IngestStage(str(wh.root), options.layout, options.force)
-    engine = run_stages(
-        [stage], work, engine=options.engine, workers=workers, beam_args=options.beam_args
-    )
-    check_outputs(wh, [stage], work)
-    after = _stored_hashes(wh, run_ids)
-    gone = _gone(wh, work)
-    unchanged = 0
-    if not options.force:
-        unchanged = sum(1 for r, h in after.items() if r not in gone and before.get(r) == h)
-    dropped = record_sources(options.warehouse, plan.todo, options.benchmark)
-    figures = _figures(wh, run_ids, {source_id(u) for u in plan.todo})
-    compacted = 0
-    if options.compact:
-        compacted = sum(c.files_in for c in wh.compact())
+    # One transaction: every run's tables, the sources' problems, the record of what was
+    # ingested and the packing of small files become visible together, or not at all.
+    with Warehouse(options.warehouse).transaction() as wh:
+        before = _stored_hashes(wh, run_ids)
+        for listing in listings:
+            write_source_problems(wh, options.benchmark, source_id(listing.uri), listing.problems)
+        stage = IngestStage(str(wh.root), options.layout, options.force, job=wh.job)
+        engine = run_stages(
+            [stage], work, engine=options.engine, workers=workers, beam_args=options.beam_args
+        )
+        check_outputs(wh, [stage], work)
+        after = _stored_hashes(wh, run_ids)
+        gone = _gone(wh, work)
+        unchanged = 0
+        if not options.force:
+            unchanged = sum(1 for r, h in after.items() if r not in gone and before.get(r) == h)
+        dropped = record_sources(wh, plan.todo, options.benchmark)
+        figures = _figures(wh, run_ids, {source_id(u) for u in plan.todo})
+        compacted = 0
+        if options.compact:
+            compacted = sum(c.files_in for c in wh.compact())
     return IngestResult(
         plan,
         files_seen=sum(listing.n_files for listing in listings),

@@ -140,21 +140,21 @@ class ScoreInputs:
             self.prices,
         )
 
-    def stages(self, warehouse: str) -> list[RunStage]:
-        """The per-run stages of the job, in order."""
+    def stages(self, warehouse: str, job: str | None = None) -> list[RunStage]:
+        """The per-run stages of the job, in order (their writes part of transaction `job`)."""
         from deskscore.pipelines.stages.costs import CostsStage
         from deskscore.pipelines.stages.loops import LoopsStage
         from deskscore.pipelines.stages.scores import ScoresStage
         from deskscore.pipelines.stages.verdicts import VerdictsStage
 
         stages: list[RunStage] = [
-            ScoresStage(warehouse, self.config, self.human, self.human_by_instruction),
-            VerdictsStage(warehouse, self.facts),
+            ScoresStage(warehouse, self.config, self.human, self.human_by_instruction, job=job),
+            VerdictsStage(warehouse, self.facts, job=job),
         ]
         if self.loops:
-            stages.append(LoopsStage(warehouse))
+            stages.append(LoopsStage(warehouse, job=job))
         if self.prices is not None:
-            stages.append(CostsStage(warehouse, self.prices))
+            stages.append(CostsStage(warehouse, self.prices, job=job))
         return stages
 
 
@@ -234,25 +234,31 @@ def run_score(options: ScoreOptions) -> ScoreResult:
     from deskscore.scorers.cost import load_prices
 
     prices = load_prices(options.prices) if options.costs else None  # fails before any write
-    wh = Warehouse(options.warehouse)
-    keys = run_keys(wh, options.runs)
-    if options.deskcraft_tasks or uses_deskcraft_tasks(keys):
-        ensure_deskcraft_tasks(wh, options.deskcraft_tasks)  # levels, modes and flags for marts
-    if not keys:
-        return ScoreResult()
-    inputs = load_inputs(options, wh, keys, prices)
-    digests = inputs_digests(wh, keys, inputs.digest_parts())
-    todo = stale(wh, keys, digests, options.config, options.force)
-    skipped = len(keys) - len(todo)
-    if not todo:
-        return ScoreResult(runs_unchanged=skipped)
-    stages = inputs.stages(str(wh.root))
-    engine = run_stages(
-        stages, todo, engine=options.engine, workers=options.workers, beam_args=options.beam_args
-    )
-    check_outputs(wh, stages, todo)
-    record(wh, todo, digests, options.config)
-    figures = _figures(wh, todo, options)
-    if options.compact:
-        wh.compact()
+    # One transaction: the figures, the task facts and human data they used, the record that
+    # they are done, and the packing of small files become visible together, or not at all.
+    with Warehouse(options.warehouse).transaction() as wh:
+        keys = run_keys(wh, options.runs)
+        if options.deskcraft_tasks or uses_deskcraft_tasks(keys):
+            ensure_deskcraft_tasks(wh, options.deskcraft_tasks)  # levels, modes for marts
+        if not keys:
+            return ScoreResult()
+        inputs = load_inputs(options, wh, keys, prices)
+        digests = inputs_digests(wh, keys, inputs.digest_parts())
+        todo = stale(wh, keys, digests, options.config, options.force)
+        skipped = len(keys) - len(todo)
+        if not todo:
+            return ScoreResult(runs_unchanged=skipped)
+        stages = inputs.stages(str(wh.root), wh.job)
+        engine = run_stages(
+            stages,
+            todo,
+            engine=options.engine,
+            workers=options.workers,
+            beam_args=options.beam_args,
+        )
+        check_outputs(wh, stages, todo)
+        record(wh, todo, digests, options.config)
+        figures = _figures(wh, todo, options)
+        if options.compact:
+            wh.compact()
     return ScoreResult(runs_scored=len(todo), runs_unchanged=skipped, engine=engine, **figures)

@@ -53,14 +53,17 @@ class Stage:
     label: ClassVar[str]
     """What progress counts for this stage ('runs scored', 'loops', ...)."""
 
-    def __init__(self, warehouse: str) -> None:
+    def __init__(self, warehouse: str, job: str | None = None) -> None:
         self.warehouse = warehouse
+        self.job = job
+        """The transaction the stage's writes belong to (see collectors.warehouse): they
+        become visible when the job commits, after every stage has run."""
 
     def setup(self) -> None:
         """Once per worker, before the first element: open the warehouse."""
         from deskscore.collectors.warehouse import Warehouse
 
-        self.wh = Warehouse(self.warehouse)
+        self.wh = Warehouse(self.warehouse, self.job)
 
     def process(self, element: Any) -> Iterator[Any]:
         """Do this stage's work for `element`; yield what the next stage takes."""
@@ -68,6 +71,9 @@ class Stage:
 
     def teardown(self) -> None:
         """Once per worker, after the last element."""
+        wh = getattr(self, "wh", None)
+        if wh is not None:
+            wh.close()
 
 
 class RunStage(Stage):

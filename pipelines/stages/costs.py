@@ -55,8 +55,8 @@ class CostsStage(RunStage):
     label = "costs"
     writes = ("llm_call_costs", "episode_costs", "run_costs")
 
-    def __init__(self, warehouse: str, table: PriceTable) -> None:
-        super().__init__(warehouse)
+    def __init__(self, warehouse: str, table: PriceTable, job: str | None = None) -> None:
+        super().__init__(warehouse, job)
         self.table = table
 
     def run(self, key: RunKey) -> None:

@@ -375,8 +375,9 @@ class WriteRunFn(beam.DoFn):
     """(run_id, {refs, shots}) -> paths of the run's screenshot_refs, screenshots and
     quarantine files, each rewritten whole, rows sorted (a file with no rows is removed)."""
 
-    def __init__(self, warehouse: str) -> None:
+    def __init__(self, warehouse: str, job: str | None = None) -> None:
         self.warehouse = warehouse
+        self.job = job
         self.quarantined = Metrics.counter(NAMESPACE, "quarantined")
         self.written = Metrics.counter(NAMESPACE, "screenshots_written")
         self.files = Metrics.counter(NAMESPACE, "files_written")
@@ -384,7 +385,7 @@ class WriteRunFn(beam.DoFn):
     def setup(self) -> None:
         from deskscore.collectors.warehouse import Warehouse
 
-        self._wh = Warehouse(self.warehouse)
+        self._wh = Warehouse(self.warehouse, self.job)
 
     def process(self, element: tuple[str, dict[str, Iterable[Any]]]) -> Iterator[str]:
         _, groups = element
@@ -417,9 +418,11 @@ class HashScreenshots(beam.PTransform):
         threads: int | None = None,
         max_pixels: int = DEFAULT_MAX_PIXELS,
         batch_size: int = 256,
+        job: str | None = None,
     ) -> None:
         super().__init__()
         self.warehouse = warehouse
+        self.job = job
         self.threads = threads
         self.max_pixels = max_pixels
         self.batch_size = batch_size
@@ -452,5 +455,5 @@ class HashScreenshots(beam.PTransform):
         return (
             {"refs": read["refs"], "shots": shots}
             | "ByRun" >> beam.CoGroupByKey()
-            | "Write" >> beam.ParDo(WriteRunFn(self.warehouse))
+            | "Write" >> beam.ParDo(WriteRunFn(self.warehouse, self.job))
         )

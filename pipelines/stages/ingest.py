@@ -43,8 +43,10 @@ class IngestStage(RunStage):
     label = "runs written"
     writes = ("runs", "episodes", "steps", "llm_calls")
 
-    def __init__(self, warehouse: str, layout: str | None, force: bool) -> None:
-        super().__init__(warehouse)
+    def __init__(
+        self, warehouse: str, layout: str | None, force: bool, job: str | None = None
+    ) -> None:
+        super().__init__(warehouse, job)
         self.layout = layout
         self.force = force
 
@@ -58,6 +60,7 @@ class IngestStage(RunStage):
         sources = getattr(self, "_sources", None)
         if sources is not None:
             sources.close()
+        super().teardown()
 
     def missing(self, wh: Any, work: RunWork) -> list[str]:
         """A run gone from its source while it was ingested has a quarantine row instead of

@@ -29,22 +29,16 @@ _SPAN_ORDER = ("domain", "task_id", "first_step")
 def _phash_by_content(wh: Warehouse, part: dict[str, str], hashes: set[str]) -> pl.DataFrame:
     """(content_hash, phash) of the usable (status ok) hashes among `hashes`."""
     import polars as pl
-    import pyarrow.compute as pc
-    import pyarrow.dataset as ds
 
     cols = ["content_hash", "phash", "status"]
     own = pl.from_arrow(wh.read("screenshots", part).select(cols))
     found = own.filter(pl.col("content_hash").is_in(list(hashes)))
     missing = hashes - set(found.get_column("content_hash").to_list())
-    others = [
-        p for p in wh.files("screenshots") if p.parent != wh.partition_dir("screenshots", part)
-    ]
-    if missing and others:
-        dataset = ds.dataset([str(p) for p in others], format="parquet")
-        table = dataset.to_table(
-            columns=cols, filter=pc.field("content_hash").isin(sorted(missing))
+    if missing:  # a content is hashed once, in the partition of the first run that showed it
+        others = pl.from_arrow(wh.read("screenshots", columns=["run_id", *cols])).filter(
+            (pl.col("run_id") != part["run_id"]) & pl.col("content_hash").is_in(sorted(missing))
         )
-        found = pl.concat([found, pl.from_arrow(table).cast(found.schema)])
+        found = pl.concat([found, others.select(cols).cast(found.schema)])
     return (
         found.filter((pl.col("status") == "ok") & pl.col("phash").is_not_null())
         .unique(subset="content_hash", keep="first", maintain_order=True)
@@ -103,8 +97,10 @@ class LoopsStage(RunStage):
     label = "loops"
     writes = ("loop_spans",)
 
-    def __init__(self, warehouse: str, params: LoopParams | None = None) -> None:
-        super().__init__(warehouse)
+    def __init__(
+        self, warehouse: str, params: LoopParams | None = None, job: str | None = None
+    ) -> None:
+        super().__init__(warehouse, job)
         self.params = params or LoopParams()
 
     def setup(self) -> None:

@@ -36,8 +36,9 @@ class ScoresStage(RunStage):
         config: ScoreConfig,
         human: HumanRefs,
         human_by_instruction: HumanRefs = (),
+        job: str | None = None,
     ) -> None:
-        super().__init__(warehouse)
+        super().__init__(warehouse, job)
         self.config = config
         self.human = list(human)
         self.human_by_instruction = list(human_by_instruction)

@@ -30,8 +30,13 @@ class VerdictsStage(RunStage):
 
         return [("verdicts", ARCHIVED), ("verdicts", RECOMPUTED)]
 
-    def __init__(self, warehouse: str, facts: Mapping[str, Mapping[tuple[str, str], Any]]) -> None:
-        super().__init__(warehouse)
+    def __init__(
+        self,
+        warehouse: str,
+        facts: Mapping[str, Mapping[tuple[str, str], Any]],
+        job: str | None = None,
+    ) -> None:
+        super().__init__(warehouse, job)
         self.facts = {k: dict(v) for k, v in facts.items()}
 
     def run(self, key: RunKey) -> None:

@@ -1,9 +1,18 @@
 from __future__ import annotations
 
+import re
+
 import pyarrow.parquet as pq
+import pytest
 
 from deskscore.collectors.warehouse import Warehouse, schema_version_of
+from deskscore.collectors.warehouse.lock import writer_lock
+from deskscore.collectors.warehouse.store import KEEP_GENERATIONS, read_journal
 from deskscore.schemas import SCHEMA_VERSION
+from deskscore.schemas.manifest import current_generation, manifest_dir
+from deskscore.sql import connect
+
+PART = {"benchmark": "osworld", "run_id": "r1"}
 
 
 def _q(i: int) -> dict:
@@ -20,9 +29,9 @@ def _q(i: int) -> dict:
 def test_partitions_are_laid_out_by_benchmark_and_run(tmp_path) -> None:
     wh = Warehouse(tmp_path)
     path = wh.write("quarantine", [_q(1)], {"benchmark": "osworld", "run_id": "r1"})
-    assert (
-        path.relative_to(tmp_path).as_posix()
-        == "quarantine/benchmark=osworld/run_id=r1/data.parquet"
+    assert re.fullmatch(
+        r"quarantine/benchmark=osworld/run_id=r1/data--[0-9a-f]{16}\.parquet",
+        path.relative_to(tmp_path).as_posix(),
     )
     assert schema_version_of(path) == SCHEMA_VERSION
 
@@ -30,10 +39,10 @@ def test_partitions_are_laid_out_by_benchmark_and_run(tmp_path) -> None:
 def test_writing_the_same_rows_twice_gives_identical_bytes(tmp_path) -> None:
     wh = Warehouse(tmp_path)
     part = {"benchmark": "osworld", "run_id": "r1"}
-    first = wh.write("quarantine", [_q(1), _q(2)], part).read_bytes()
-    second = wh.write("quarantine", [_q(1), _q(2)], part).read_bytes()
-    assert first == second
-    assert [p.name for p in wh.files("quarantine")] == ["data.parquet"]
+    first = wh.write("quarantine", [_q(1), _q(2)], part)
+    second = wh.write("quarantine", [_q(1), _q(2)], part)
+    assert first == second  # named by its bytes: the same rows, the same file
+    assert wh.files("quarantine") == [first]
 
 
 def test_a_rewrite_replaces_the_partition_and_leaves_no_temporaries(tmp_path) -> None:
@@ -42,7 +51,8 @@ def test_a_rewrite_replaces_the_partition_and_leaves_no_temporaries(tmp_path) ->
     wh.write("quarantine", [_q(1), _q(2)], part)
     wh.write("quarantine", [_q(3)], part)
     assert wh.read("quarantine").column("location").to_pylist() == ["f3"]
-    assert not [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".parquet"]
+    assert len(wh.files("quarantine")) == 1
+    assert not list((manifest_dir(tmp_path) / "tmp").glob("*"))
 
 
 def test_hostile_partition_values_stay_inside_the_table(tmp_path) -> None:
@@ -68,3 +78,74 @@ def test_a_file_written_before_a_column_existed_reads_it_as_null(
     assert wh.read("quarantine", columns=["location", "line_no"]).to_pylist() == [
         {"location": "f", "line_no": None}
     ]
+
+
+# --------------------------------------------------------------------------- transactions
+
+
+def test_a_transactions_writes_appear_together_when_it_commits(tmp_path) -> None:
+    Warehouse(tmp_path).write("quarantine", [_q(0)], PART)
+    reader = Warehouse(tmp_path)
+    with Warehouse(tmp_path).transaction() as tx:
+        tx.write("quarantine", [_q(1)], PART)
+        tx.write("quarantine", [_q(2)], {"benchmark": "osworld", "run_id": "r2"})
+        assert reader.read("quarantine").column("location").to_pylist() == ["f0"]
+        assert connect(tmp_path).sql("SELECT location FROM quarantine").fetchall() == [("f0",)]
+        assert sorted(tx.read("quarantine").column("location").to_pylist()) == ["f1", "f2"]
+    assert sorted(reader.read("quarantine").column("location").to_pylist()) == ["f1", "f2"]
+    assert sorted(connect(tmp_path).sql("SELECT location FROM quarantine").fetchall()) == [
+        ("f1",),
+        ("f2",),
+    ]
+
+
+def test_a_failed_transaction_leaves_the_warehouse_and_no_files_behind(tmp_path) -> None:
+    Warehouse(tmp_path).write("quarantine", [_q(0)], PART)
+    before = Warehouse(tmp_path).snapshot()
+    on_disk = set(tmp_path.rglob("*.parquet"))
+    with pytest.raises(RuntimeError), Warehouse(tmp_path).transaction() as tx:
+        tx.write("quarantine", [_q(1)], PART)
+        raise RuntimeError("the job failed")
+    assert Warehouse(tmp_path).snapshot() == before
+    assert set(tmp_path.rglob("*.parquet")) == on_disk
+    assert not list((manifest_dir(tmp_path) / "jobs").glob("*"))
+
+
+def test_a_killed_jobs_journal_and_files_are_collected_by_the_next_writer(tmp_path) -> None:
+    Warehouse(tmp_path).write("quarantine", [_q(0)], PART)
+    before = Warehouse(tmp_path).snapshot()
+    killed = Warehouse(tmp_path, "killed-job")  # what a killed job leaves: a journal, files
+    orphan = killed.write("quarantine", [_q(1)], PART)
+    assert read_journal(tmp_path, "killed-job") and orphan.exists()
+    assert Warehouse(tmp_path).snapshot() == before  # never committed: never seen
+    with writer_lock(tmp_path, "next job"):
+        pass
+    assert not orphan.exists() and not read_journal(tmp_path, "killed-job")
+    assert Warehouse(tmp_path).snapshot() == before
+
+
+def test_replacing_a_packed_run_rewrites_its_pack_so_no_row_is_seen_twice(tmp_path) -> None:
+    wh = Warehouse(tmp_path)
+    runs = [f"r{i}" for i in range(10)]
+    for run in runs:
+        row = {**_q(1), "run_id": run}
+        wh.write("quarantine", [row], {"benchmark": "osworld", "run_id": run})
+    [done] = wh.compact(["quarantine"])
+    assert done.files_in == 10 and len(wh.files("quarantine")) == 1
+    wh.write("quarantine", [{**_q(9), "run_id": "r3"}], {"benchmark": "osworld", "run_id": "r3"})
+    rows = connect(tmp_path).sql("SELECT run_id, location FROM quarantine ORDER BY ALL").fetchall()
+    assert rows == sorted([(r, "f9" if r == "r3" else "f1") for r in runs])
+    assert len(wh.files("quarantine")) == 2  # the pack without r3, and r3's own file
+    wh.drop_run("osworld", "r5")
+    ids = connect(tmp_path).sql("SELECT run_id FROM quarantine ORDER BY ALL").fetchall()
+    assert ids == [(r,) for r in runs if r != "r5"]
+
+
+def test_files_no_kept_generation_lists_are_deleted(tmp_path) -> None:
+    wh = Warehouse(tmp_path)
+    first = wh.write("quarantine", [_q(1)], PART)
+    for i in range(2, KEEP_GENERATIONS + 2):
+        wh.write("quarantine", [_q(i)], PART)
+        assert first.exists() == (i <= KEEP_GENERATIONS)  # a reader may still be on it
+    assert current_generation(tmp_path) == KEEP_GENERATIONS + 1
+    assert len(list(manifest_dir(tmp_path).glob("*.json"))) == KEEP_GENERATIONS

@@ -57,13 +57,25 @@ def test_orphan_rows_and_a_missing_run_are_named(copy: Path) -> None:
         data.schema.field("task_id"),
         pa.array(["no-such-task"]),
     )
-    pq.write_table(pa.concat_tables([data, ghost]), steps)
-    runs = _one_file(copy, "runs")
-    gone = pq.read_table(runs).column("run_id")[0].as_py()
-    runs.unlink()
+    wh = Warehouse(copy)
+    [run] = [r for r in wh.read("runs").to_pylist() if r["run_id"] in str(steps)]
+    wh.write(
+        "steps",
+        pa.concat_tables([data, ghost]),
+        {"benchmark": run["benchmark"], "run_id": run["run_id"]},
+    )
+    gone = run["run_id"]
+    wh.remove("runs", {"benchmark": run["benchmark"], "run_id": gone})
     problems = check_warehouse(copy, sources=False).problems
     assert any("steps: 1 row(s)" in p and "no-such-task" in p for p in problems), problems
     assert any(gone in p and "no runs row" in p for p in problems), problems
+
+
+def test_a_listed_file_missing_on_disk_is_named_with_what_to_do(copy: Path) -> None:
+    steps = _one_file(copy, "steps")
+    steps.unlink()
+    problems = check_warehouse(copy, sources=False).problems
+    assert len(problems) == 1 and str(steps) in problems[0] and "re-run" in problems[0]
 
 
 def test_a_file_of_another_schema_version_fails_the_check(

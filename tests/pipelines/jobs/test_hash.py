@@ -27,10 +27,8 @@ from deskscore.sql import connect
 
 
 def _digest(root: Path) -> dict[str, str]:
-    return {
-        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*.parquet"))
-    }
+    """Every slot of the warehouse and the file holding it (named by its bytes)."""
+    return Warehouse(root).snapshot()
 
 
 def _files_by_ref(wh: Path) -> dict[tuple[str, str], bytes]:
@@ -54,9 +52,7 @@ def _one_task_per_domain() -> list[dict]:
 
 
 def _quarantine_rows(wh: Path) -> list[dict]:
-    import pyarrow.parquet as pq
-
-    return [r for p in sorted(wh.rglob("hash.parquet")) for r in pq.read_table(p).to_pylist()]
+    return Warehouse(wh).read("quarantine", file="hash").to_pylist()
 
 
 @pytest.fixture(scope="module")
@@ -272,7 +268,7 @@ def test_a_source_that_cannot_be_opened_keeps_the_last_pass(archive, tmp_path) -
     [row] = _quarantine_rows(wh)
     assert row["reason"] == "unreadable_source" and str(results) in row["message"]
     after = _digest(wh)
-    assert {k: v for k, v in after.items() if not k.endswith("hash.parquet")} == first
+    assert {k: v for k, v in after.items() if not k.endswith("/hash")} == first
     moved.rename(results)
     run_hash(HashOptions(warehouse=str(wh)))
     assert _digest(wh) == first

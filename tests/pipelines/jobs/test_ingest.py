@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from deskscore.collectors.warehouse import Warehouse
@@ -10,10 +9,8 @@ from deskscore.sql import connect
 
 
 def _digest(root: Path) -> dict[str, str]:
-    return {
-        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*.parquet"))
-    }
+    """Every slot of the warehouse and the file holding it (named by its bytes)."""
+    return Warehouse(root).snapshot()
 
 
 def _python_lines(path: Path) -> int:

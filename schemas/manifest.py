@@ -1,0 +1,182 @@
+"""Which files make up each table: the warehouse's manifest, one generation at a time.
+
+A table's rows live in Parquet files, but a file on disk is part of the table only when the
+current manifest lists it. Writers add files under new names and then switch the manifest in
+one rename (`<root>/_manifest/CURRENT` names the generation file), so a change of many files
+(a run's tables, a compaction, a job's outputs with its "done" records) becomes visible all at
+once: a reader sees the old generation or the new one, never a mix, and a writer killed at any
+point leaves the previous generation intact.
+
+A *slot* is where one file's rows belong: a table, a partition (`benchmark=b/run_id=r`) and a
+file name inside it (`data`, a stage's name, a score configuration). Each slot points at a
+file, or at some row groups of a pack (a file holding many small runs' rows, one row group
+per run). This module is the format both sides share: the warehouse writes it
+(`deskscore.collectors.warehouse`), the SQL views read it (`deskscore.sql`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MANIFEST_DIR = "_manifest"
+CURRENT = "CURRENT"
+FORMAT = 1
+"""Version of the manifest's own layout."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """Where a slot's rows are: a file relative to its table's folder, and the row groups of
+    it that hold them (None: the whole file)."""
+
+    file: str
+    groups: tuple[int, ...] | None = None
+    rows: int | None = None
+
+    def to_json(self) -> Any:
+        out: dict[str, Any] = {"file": self.file}
+        if self.groups is not None:
+            out["groups"] = list(self.groups)
+        if self.rows is not None:
+            out["rows"] = self.rows
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any) -> Entry:
+        groups = value.get("groups")
+        return cls(value["file"], tuple(groups) if groups is not None else None, value.get("rows"))
+
+
+@dataclass
+class Manifest:
+    """One generation: per table, slot key -> Entry. Slot keys are `<partition>/<name>`
+    (`benchmark=osworld/run_id=ab12/data`), or `<name>` for tables kept as one file."""
+
+    generation: int = 0
+    tables: dict[str, dict[str, Entry]] = field(default_factory=dict)
+    retired: list[str] = field(default_factory=list)
+    """Files (relative to the root) this generation stopped listing: deleted once no reader
+    can still be on a generation that lists them."""
+
+    def slots(self, table: str) -> dict[str, Entry]:
+        return self.tables.setdefault(table, {})
+
+    def files(self, table: str) -> list[str]:
+        """The table's files, relative to its folder, each once, sorted."""
+        return sorted({e.file for e in self.tables.get(table, {}).values()})
+
+    def paths(self) -> set[str]:
+        """Every file the generation lists, relative to the warehouse root."""
+        return {f"{t}/{e.file}" for t, slots in self.tables.items() for e in slots.values()}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "generation": self.generation,
+            "tables": {
+                t: {k: e.to_json() for k, e in sorted(slots.items())}
+                for t, slots in sorted(self.tables.items())
+                if slots
+            },
+            "retired": sorted(self.retired),
+        }
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> Manifest:
+        if value.get("format") != FORMAT:
+            raise ValueError(f"manifest format {value.get('format')!r} is not {FORMAT}")
+        tables = {
+            t: {k: Entry.from_json(e) for k, e in slots.items()}
+            for t, slots in value.get("tables", {}).items()
+        }
+        return cls(int(value["generation"]), tables, list(value.get("retired", [])))
+
+
+def slot_key(partition: str, name: str) -> str:
+    return f"{partition}/{name}" if partition else name
+
+
+def split_slot(key: str) -> tuple[str, str]:
+    """(partition, name) of a slot key."""
+    partition, _, name = key.rpartition("/")
+    return partition, name
+
+
+def manifest_dir(root: str | os.PathLike[str]) -> Path:
+    return Path(root) / MANIFEST_DIR
+
+
+def generation_file(root: str | os.PathLike[str], generation: int) -> Path:
+    return manifest_dir(root) / f"{generation:09d}.json"
+
+
+def _loads(data: bytes) -> Any:
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is a declared dependency
+        return json.loads(data)
+    return orjson.loads(data)
+
+
+def current_generation(root: str | os.PathLike[str]) -> int | None:
+    """The generation CURRENT names, or None for a warehouse without a manifest."""
+    try:
+        text = (manifest_dir(root) / CURRENT).read_text().strip()
+    except FileNotFoundError:
+        return None
+    return int(text)
+
+
+def read_manifest(root: str | os.PathLike[str]) -> Manifest | None:
+    """The current generation, or None for a warehouse without a manifest (a folder written
+    before manifests existed, or an empty one). A generation collected between reading
+    CURRENT and opening it is retried with the newer CURRENT."""
+    for _ in range(5):
+        generation = current_generation(root)
+        if generation is None:
+            return None
+        try:
+            data = generation_file(root, generation).read_bytes()
+        except FileNotFoundError:
+            continue
+        return Manifest.from_json(_loads(data))
+    raise RuntimeError(f"{root}: the manifest kept changing while it was read; try again")
+
+
+def table_files(root: str | os.PathLike[str]) -> dict[str, list[Path]] | None:
+    """table -> its current files (absolute), from the manifest; None without one."""
+    manifest = read_manifest(root)
+    if manifest is None:
+        return None
+    base = Path(root)
+    return {t: [base / t / f for f in manifest.files(t)] for t in manifest.tables}
+
+
+def iter_entries(manifest: Manifest, table: str, partition: str | None = None) -> Iterator[
+    tuple[str, Entry]
+]:
+    """(slot key, entry) of `table`, only those in `partition` when given."""
+    for key, entry in manifest.tables.get(table, {}).items():
+        if partition is None or split_slot(key)[0] == partition:
+            yield key, entry
+
+
+__all__ = [
+    "CURRENT",
+    "MANIFEST_DIR",
+    "Entry",
+    "Manifest",
+    "current_generation",
+    "generation_file",
+    "iter_entries",
+    "manifest_dir",
+    "read_manifest",
+    "slot_key",
+    "split_slot",
+    "table_files",
+]
