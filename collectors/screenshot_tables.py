@@ -246,9 +246,7 @@ def content_hashes(wh: Warehouse, table: str, *, excluding: Iterable[RunPart] = 
     skip = {run.run_id for run in excluding}
     data = wh.read(table, columns=["run_id", "content_hash"]).to_pylist()
     return {
-        r["content_hash"]
-        for r in data
-        if r["content_hash"] is not None and r["run_id"] not in skip
+        r["content_hash"] for r in data if r["content_hash"] is not None and r["run_id"] not in skip
     }
 
 

@@ -157,9 +157,9 @@ def table_files(root: str | os.PathLike[str]) -> dict[str, list[Path]] | None:
     return {t: [base / t / f for f in manifest.files(t)] for t in manifest.tables}
 
 
-def iter_entries(manifest: Manifest, table: str, partition: str | None = None) -> Iterator[
-    tuple[str, Entry]
-]:
+def iter_entries(
+    manifest: Manifest, table: str, partition: str | None = None
+) -> Iterator[tuple[str, Entry]]:
     """(slot key, entry) of `table`, only those in `partition` when given."""
     for key, entry in manifest.tables.get(table, {}).items():
         if partition is None or split_slot(key)[0] == partition:

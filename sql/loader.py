@@ -129,14 +129,11 @@ def _raw_relation(name: str, root: Path, files: list[Path] | None) -> str:
     if files is None:
         table_dir = root / name
         if table_dir.is_dir():
-            files = sorted(
-                p for p in table_dir.rglob("*.parquet") if not p.name.startswith(".")
-            )
+            files = sorted(p for p in table_dir.rglob("*.parquet") if not p.name.startswith("."))
     if files:
         listed = "[" + ", ".join(_quote(str(p)) for p in files) + "]"
         return (
-            f"SELECT * FROM read_parquet({listed}, union_by_name = true, "
-            "hive_partitioning = false)"
+            f"SELECT * FROM read_parquet({listed}, union_by_name = true, hive_partitioning = false)"
         )
     cols = ", ".join(
         f"CAST(NULL AS {DUCKDB_TYPES[f.type]}) AS {f.name}" for f in TABLES[name].fields
@@ -158,9 +155,7 @@ def connect(
     con = duckdb.connect(database, read_only=read_only)
     for name in TABLES:
         files = None if listed is None else listed.get(name, [])
-        con.execute(
-            f"CREATE OR REPLACE TEMP VIEW raw_{name} AS {_raw_relation(name, root, files)}"
-        )
+        con.execute(f"CREATE OR REPLACE TEMP VIEW raw_{name} AS {_raw_relation(name, root, files)}")
     for folder in LAYERS:
         for _, text in sql_files(folder):
             con.execute(text.replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP VIEW"))

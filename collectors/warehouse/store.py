@@ -189,8 +189,7 @@ class Warehouse:
         """The committed manifest (plus the job's pending writes, when `pending`)."""
         generation = current_generation(self.root)
         if self._cached is None or self._cached[0] != generation:
-            found = read_manifest(self.root) if generation is not None else None
-            self._cached = (generation, found if found is not None else scan(self.root))
+            self._cached = (generation, committed(self.root))
         manifest = self._cached[1]
         if self.pending and self.job is not None:
             manifest = apply_ops(manifest, read_journal(self.root, self.job))
@@ -293,6 +292,8 @@ class Warehouse:
         import pyarrow.parquet as pq
 
         data = rows if isinstance(rows, pa.Table) else conform_rows(name, rows)
+        if self.job is None:
+            ensure_generation(self.root)
         target_dir = self.partition_dir(name, partition)
         path = _write_parquet(
             self.root,
@@ -353,6 +354,7 @@ class Warehouse:
         """A job: yields a Warehouse bound to a new job id (hand `job` to the job's stages so
         worker processes journal under it); on leaving without an error every write of the job
         is committed in one step, on an error none is."""
+        ensure_generation(self.root)
         job = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}"
         tx = Warehouse(self.root, job, pending=True)
         try:
@@ -547,11 +549,7 @@ def _repack(base: Manifest, new: Manifest, root: str | os.PathLike[str]) -> None
         for key, entry in slots.items():
             if entry.groups is not None:
                 still.setdefault(entry.file, []).append((key, entry))
-        lost = {
-            e.file
-            for k, e in old.items()
-            if e.groups is not None and slots.get(k) != e
-        }
+        lost = {e.file for k, e in old.items() if e.groups is not None and slots.get(k) != e}
         base_dir = Path(root) / name
         for pack in sorted(lost & set(still)):
             members = sorted(still[pack], key=lambda m: m[1].groups or ())
@@ -597,7 +595,7 @@ def commit(
     what no kept generation lists any more (and the job's journal)."""
     root = Path(root).resolve()
     with _flocked(manifest_dir(root) / ".commit.lock"):
-        base = read_manifest(root) or scan(root)
+        base = committed(root)
         new = apply_ops(base, ops, root)
         new.generation = base.generation + 1
         new.retired = sorted(base.paths() - new.paths())
@@ -609,13 +607,26 @@ def commit(
     return new
 
 
+def committed(root: str | os.PathLike[str]) -> Manifest:
+    """The current generation, or for a warehouse written before manifests the one its files
+    imply (a writer commits that as the first generation before writing anything, see
+    `ensure_generation`, so files of a job that never committed are never taken for it)."""
+    return read_manifest(root) or scan(root)
+
+
+def ensure_generation(root: str | os.PathLike[str]) -> None:
+    """Make sure the warehouse has a committed generation before anything is written."""
+    if current_generation(root) is None:
+        commit(root, [])
+
+
 def abandon(root: str | os.PathLike[str], job: str, keep: set[str] | None = None) -> None:
     """Forget a job's journal; the files it wrote that no manifest lists are deleted."""
     import shutil
 
     root = Path(root)
     folder = manifest_dir(root) / JOBS_DIR / job
-    listed = keep if keep is not None else (read_manifest(root) or scan(root)).paths()
+    listed = keep if keep is not None else committed(root).paths()
     for op in read_journal(root, job):
         if op.get("file"):
             rel = f"{op['table']}/{op['file']}"

@@ -181,7 +181,7 @@ def load_inputs(
 
 def check_outputs(wh: Warehouse, stages: list[RunStage], keys: list[RunKey]) -> None:
     """Raise IncompleteJob naming the runs that lack an output of a stage."""
-    gaps = [(k.run_id, m) for k in keys for s in stages for m in s.missing(wh, k)]
+    gaps = [(k.partition["run_id"], m) for k in keys for s in stages for m in s.missing(wh, k)]
     if gaps:
         listed = ", ".join(f"{run} ({what})" for run, what in gaps[:5])
         raise IncompleteJob(
