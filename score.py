@@ -204,7 +204,8 @@ def _read_run(args: argparse.Namespace, out: Callable[[str], None]) -> _Run:
                 with contextlib.suppress(SourceError):
                     run.extra_t.append(count_lines(source.read_bytes(f"{rel}/{n}")))
         task = TaskFolder(rel, domain, task_id, tuple(files))
-        ep, _, q = fmt.light(source, folder_run, task, run_id="score.py", benchmark="osworld")
+        light = fmt.light(source, folder_run, task, run_id="score.py", benchmark="osworld")
+        ep, q = light.episode, light.quarantine
         run.episodes.append(ep)
         run.display.append(display)
         _traversal_lines(args, ep, q, display, len(jsonl) if original else 1, out)

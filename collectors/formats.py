@@ -182,7 +182,7 @@ class Format:
         if self.read_light is not None:
             return self.read_light(source, run, task, run_id=run_id, benchmark=benchmark)
         read = self.read_episode(source, run, task, run_id=run_id, benchmark=benchmark).read
-        return read._replace(steps=[])
+        return read._replace(steps=[], actions=[])
 
 
 def each_folder(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bumped whenever a table gains, loses or retypes a column; written into every file."""
 
 
@@ -412,12 +412,27 @@ STEPS = _t(
     Field(
         "action_kind",
         "string",
-        "Parsed kind: click, double_click, right_click, triple_click, move, drag, mouse_down, mouse_up, type, hotkey, press, key_down, key_up, scroll, wait, done, fail, bash, screenshot, call_user, error, other.",
+        "The step's kind: click, double_click, right_click, triple_click, move, drag, mouse_down, mouse_up, type, hotkey, press, key_down, key_up, scroll, wait, done, fail, bash, screenshot, call_user, multi, error, other. "
+        "A code step of several calls (step_actions) takes the kind of its effective calls: "
+        "moves, held keys and releases (move, key_down, key_up, mouse_up) only count when it "
+        "has no other action, pauses (wait, screenshot) only when it has nothing else, other "
+        "calls last; multi when the effective calls are actions of different kinds, else the "
+        "first one's kind; keyDown/keyUp calls alone are the hotkey or press they spell.",
         True,
     ),
-    Field("x", "float64", "Pointer x coordinate of the action, where it names one."),
-    Field("y", "float64", "Pointer y coordinate of the action, where it names one."),
-    Field("text", "string", "Text typed or keys pressed, where the action carries them."),
+    Field(
+        "x",
+        "float64",
+        "Pointer x coordinate of the action, where it names one (of several calls: the first "
+        "call's that has literal coordinates).",
+    ),
+    Field("y", "float64", "Pointer y coordinate of the action, where it names one (as x)."),
+    Field(
+        "text",
+        "string",
+        "Text typed, keys pressed (joined with '+') or shell command, where the action carries "
+        "them (of several calls: the first effective call's; each call's is in step_actions).",
+    ),
     Field(
         "response",
         "string",
@@ -465,6 +480,98 @@ STEPS = _t(
     ),
     Field("phase", "int32", "Interaction phase (DeskCraft interactive runs)."),
     Field("extra", "json", "Every other key of the record, verbatim: nothing is dropped."),
+)
+
+STEP_ACTIONS = _t(
+    "step_actions",
+    "One row per call of a step's action, in order: each pyautogui (or sleep, subprocess, "
+    "other) call of a code string, read with Python's ast; a dict action or special word is "
+    "one row. Runner error lines and steps without an action have none.",
+    ("run_id", "domain", "task_id", "step_idx", "action_idx"),
+    ("benchmark", "run_id"),
+    RUN_ID,
+    BENCHMARK,
+    DOMAIN,
+    TASK_ID,
+    Field("step_idx", "int32", "The step row (steps.step_idx) the call belongs to.", True),
+    Field(
+        "action_idx", "int32", "0-based position of the call in the step, in source order.", True
+    ),
+    Field(
+        "kind",
+        "string",
+        "The call's kind, from the steps vocabulary but multi and error: a pyautogui function's "
+        "(click(button='right') is right_click, click(clicks=2) double_click), wait for "
+        "time.sleep and pyautogui.sleep, bash for subprocess.run/call/check_call/check_output/"
+        "Popen/getoutput/getstatusoutput, os.system and os.popen, other for any other call.",
+        True,
+    ),
+    Field(
+        "func",
+        "string",
+        "The function called, its module resolved through the script's imports "
+        "(pyautogui.click for pg.click or a click imported from pyautogui; time.sleep; "
+        "subprocess.run); a dict action's own name (Claude's input.action, Operator's type, "
+        "computer_13's action_type); null for a special word.",
+    ),
+    Field(
+        "x",
+        "float64",
+        "Literal absolute x of the call (x=, the first argument, or an (x, y) pair); null when "
+        "computed (a variable, arithmetic) or relative (moveRel, dragRel).",
+    ),
+    Field("y", "float64", "Literal absolute y of the call, as x."),
+    Field(
+        "text",
+        "string",
+        "Text typed (write/typewrite; a list of single characters joined), keys pressed joined "
+        "with '+', or the shell command (an argument list quoted as one shell line); null when "
+        "not literal (a variable, an f-string with a placeholder).",
+    ),
+    Field(
+        "keys",
+        "list<string>",
+        "The keys of hotkey, press, keyDown, keyUp (and of typewrite given a list), in order.",
+    ),
+    Field(
+        "button",
+        "string",
+        "Mouse button the call names (button=, or the function: leftClick, rightClick, "
+        "middleClick); null when it does not say.",
+    ),
+    Field(
+        "clicks",
+        "int32",
+        "Clicks a click call makes: clicks= (default 1), 2 for doubleClick, 3 for tripleClick.",
+    ),
+    Field(
+        "amount",
+        "float64",
+        "Scroll amount of scroll/hscroll/vscroll (pyautogui's clicks: positive up or right).",
+    ),
+    Field("seconds", "float64", "Seconds a sleep call pauses."),
+    Field(
+        "effective",
+        "bool",
+        "Whether the call is one of those the step's kind follows from (see steps.action_kind):"
+        " false for a move, held key or release beside an action, a pause beside anything "
+        "else, and any other call beside a known one.",
+        True,
+    ),
+    Field(
+        "parser",
+        "string",
+        "How the call was read: ast (Python code), regex (code Python cannot parse, such as a "
+        "line cut off: scanned for pyautogui.X(...) and time.sleep(...) calls), word (WAIT, "
+        "DONE, FAIL, CALL_USER, a 'BASH ' command line), dict (a structured action).",
+        True,
+    ),
+    Field(
+        "call_text",
+        "string",
+        "The call as written in the code (its source text); the word of a special word; null "
+        "for a dict action (steps.action_text holds it).",
+    ),
 )
 
 QUARANTINE = _t(
@@ -1026,6 +1133,7 @@ TABLES: dict[str, Table] = {
         HUMAN_REFS,
         EPISODES,
         STEPS,
+        STEP_ACTIONS,
         QUARANTINE,
         EPISODE_SCORES,
         RUN_SCORES,

@@ -21,7 +21,7 @@ from deskscore.pipelines.cli.common import existing_warehouse
 
 EPISODE_KEYED = (
     "steps", "episode_scores", "loop_spans", "screenshot_refs", "llm_calls", "interactions",
-    "verdicts", "judge_calls",
+    "verdicts", "judge_calls", "step_actions",
 )  # fmt: skip
 """Tables whose rows belong to one episode: (run_id, domain, task_id) must be in episodes."""
 

@@ -36,12 +36,12 @@ def write_source_problems(wh: Any, benchmark: str, source_run_id: str, rows: lis
 
 
 class IngestStage(RunStage):
-    """RunWork -> the run's partitions, written atomically: runs, episodes, steps, llm_calls
-    (an empty file when the archive records no call), interactions (formats that record them) and this
-    stage's quarantine."""
+    """RunWork -> the run's partitions, written atomically: runs, episodes, steps,
+    step_actions, llm_calls (an empty file when the archive records no call), interactions
+    (formats that record them) and this stage's quarantine."""
 
     label = "runs written"
-    writes = ("runs", "episodes", "steps", "llm_calls")
+    writes = ("runs", "episodes", "steps", "step_actions", "llm_calls")
 
     def __init__(self, warehouse: str, layout: str | None, force: bool) -> None:
         super().__init__(warehouse)
@@ -83,6 +83,7 @@ class IngestStage(RunStage):
         return True
 
     def run(self, work: RunWork) -> None:
+        from deskscore.collectors.actions import derived_action_rows
         from deskscore.collectors.source import SourceError
         from deskscore.pipelines.stages.read import read_run
 
@@ -117,6 +118,10 @@ class IngestStage(RunStage):
         self.wh.write("runs", [read.run], part)
         self.wh.write("episodes", [r.episode for r in reads], part)
         self.wh.write("steps", [s for r in reads for s in r.steps], part)
+        actions = [
+            r.actions if r.actions is not None else derived_action_rows(r.steps) for r in reads
+        ]
+        self.wh.write("step_actions", [a for rows in actions for a in rows], part)
         self.wh.write("llm_calls", [c for o in outs for c in o.llm_calls], part)
         if any(o.interactions is not None for o in outs):  # formats that record exchanges
             talk = [i for o in outs for i in o.interactions or ()]

@@ -90,7 +90,8 @@ def collected(desktop: HostProvider, tmp_path_factory: pytest.TempPathFactory) -
     assert code == 0, out
     wh = Warehouse(warehouse)
     tables = {t: wh.read(t).to_pylist() for t in
-              ("runs", "episodes", "steps", "screenshot_refs", "screenshots", "llm_calls", "interactions")}  # fmt: skip
+              ("runs", "episodes", "steps", "step_actions", "screenshot_refs", "screenshots",
+               "llm_calls", "interactions")}  # fmt: skip
     return {"warehouse": warehouse, "osworld": osworld, "out": out, "argv": argv,
             "tables": tables, "home": desktop.home}  # fmt: skip
 
@@ -217,6 +218,7 @@ def test_the_osworld_folders_ingest_to_the_same_rows(collected, tmp_path: Path) 
 
     live = collected["tables"]
     assert strip(wh.read("steps").to_pylist()) == strip(live["steps"])
+    assert strip(wh.read("step_actions").to_pylist()) == strip(live["step_actions"])
     # the collector knows why an episode has no result; the folders only that it has none
     drop = ("result_status", "err_message", "metric_scores_json")
     ingested = strip(wh.read("episodes").to_pylist(), drop)
