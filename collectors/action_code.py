@@ -199,10 +199,10 @@ def _shell_line(value: Any) -> str | None:
 # --------------------------------------------------------------------------- ast reading
 
 
-def _names(tree: ast.AST) -> dict[str, str]:
-    """Local name -> the dotted name it stands for, from every import of the script."""
+def _names(imports: Sequence[ast.AST]) -> dict[str, str]:
+    """Local name -> the dotted name it stands for, from the script's imports."""
     names = dict(_MODULES)
-    for node in ast.walk(tree):
+    for node in imports:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -233,18 +233,37 @@ def _dotted(func: ast.AST, names: dict[str, str]) -> str | None:
     return ".".join(reversed(parts))
 
 
-def _outer_calls(tree: ast.AST) -> list[ast.Call]:
-    """Calls that are not inside another call, in source order."""
-    found: list[ast.Call] = []
+def _scan(tree: ast.AST) -> tuple[list[ast.AST], list[ast.Call]]:
+    """(the imports, the calls that are not inside another call in source order), in one walk."""
+    imports: list[ast.AST] = []
+    calls: list[ast.Call] = []
     stack = [tree]
     while stack:
         node = stack.pop()
         if isinstance(node, ast.Call):
-            found.append(node)
-            continue
-        stack.extend(ast.iter_child_nodes(node))
-    found.sort(key=lambda c: (c.lineno, c.col_offset))
-    return found
+            calls.append(node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(node)
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+    calls.sort(key=lambda c: (c.lineno, c.col_offset))
+    return imports, calls
+
+
+def _segment(lines: list[bytes], node: ast.expr) -> str | None:
+    """The node's source text (as ast.get_source_segment, whose cost grows with the whole
+    script for each call). `lines` are the script's UTF-8 lines: offsets count bytes."""
+    first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    end = node.end_col_offset
+    if end is None or last >= len(lines):
+        return None
+    if first == last:
+        raw = lines[first][node.col_offset : end]
+    else:
+        raw = b"".join(
+            [lines[first][node.col_offset :], *lines[first + 1 : last], lines[last][:end]]
+        )
+    return raw.decode("utf-8", "replace")
 
 
 def _bind(call: ast.Call, params: tuple[str, ...]) -> dict[str, ast.AST]:
@@ -320,7 +339,7 @@ def _pyautogui_call(fn: str, call: ast.Call) -> SubAction:
     return SubAction(kind, f"pyautogui.{fn}", x, y, text, keys, button, clicks, amount, seconds)
 
 
-def _read_call(call: ast.Call, names: dict[str, str], source: str) -> SubAction:
+def _read_call(call: ast.Call, names: dict[str, str], lines: list[bytes]) -> SubAction:
     func = _dotted(call.func, names)
     module, _, fn = (func or "").rpartition(".")
     if module == "pyautogui" and fn in _PYAUTOGUI:
@@ -334,7 +353,7 @@ def _read_call(call: ast.Call, names: dict[str, str], source: str) -> SubAction:
         sub = SubAction("bash", func, text=_shell_line(_value(node)))
     else:
         sub = SubAction("other", func)
-    return sub._replace(call_text=ast.get_source_segment(source, call))
+    return sub._replace(call_text=_segment(lines, call))
 
 
 def _ast_calls(code: str) -> tuple[SubAction, ...] | None:
@@ -344,8 +363,10 @@ def _ast_calls(code: str) -> tuple[SubAction, ...] | None:
         tree = _quietly(ast.parse, source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
-    names = _names(tree)
-    return tuple(_read_call(c, names, source) for c in _outer_calls(tree))
+    imports, calls = _scan(tree)
+    names = _names(imports)
+    lines = source.encode("utf-8", "surrogatepass").splitlines(keepends=True)
+    return tuple(_read_call(c, names, lines) for c in calls)
 
 
 # --------------------------------------------------------------------------- regex fallback
