@@ -21,7 +21,7 @@ class IngestPlan(NamedTuple):
     todo: list[str]
     unchanged: list[str]
     stamps: dict[str, str | None]
-    options_changed: list[str] = []
+    options_changed: tuple[str, ...] = ()
     """Sources of `todo` read again only because an option that decides their rows (see
     `IngestOptions.recorded`) differs from the one they were last read with."""
 
@@ -85,7 +85,7 @@ def plan_ingest(
             changed.append(uri)
         else:
             unchanged.append(uri)
-    return IngestPlan(todo, unchanged, {uri: now[uri] for uri in todo}, changed)
+    return IngestPlan(todo, unchanged, {uri: now[uri] for uri in todo}, tuple(changed))
 
 
 def record_sources(
@@ -117,7 +117,9 @@ def record_sources(
     for r in runs:
         stamp = now.get(r["source"])
         moved = stamp is not None and r["source_stamp"] != stamp and stamp in found[r["source"]]
-        unlisted = r["source"] in listed and (r["benchmark"], r["run_id"]) not in listed[r["source"]]
+        unlisted = (
+            r["source"] in listed and (r["benchmark"], r["run_id"]) not in listed[r["source"]]
+        )
         if moved or unlisted:
             wh.drop_run(r["benchmark"], r["run_id"])
             found[r["source"]].remove(r["source_stamp"])
@@ -148,7 +150,9 @@ def _figures(wh: Any, run_ids: set[str], source_ids: set[str]) -> dict[str, int]
 
     def rows(name: str, columns: list[str], ids: set[str]) -> pa.Table:
         table = wh.read(name, columns=columns)
-        return table.filter(pc.is_in(table.column("run_id"), value_set=pa.array(sorted(ids), pa.string())))
+        return table.filter(
+            pc.is_in(table.column("run_id"), value_set=pa.array(sorted(ids), pa.string()))
+        )
 
     episodes = rows("episodes", ["run_id", "n_lines"], run_ids)
     return {
