@@ -34,9 +34,10 @@ from deskscore.scorers.success import (
 )
 from deskscore.scorers.wes import mean_t_fail, step_ratio, wes_factor, wes_minus, wes_plus
 
-RANKED_BY = ("success_rate_human", "wes_plus_single")
-"""What the leaderboard ranks runs by, in order (each the better way first); the printed
-leaderboard leads with the first."""
+RANKED_BY = ("success_rate_human", "wes_plus_single", "success_rate_run")
+"""What the leaderboard ranks runs by, in order (each the better way first, nulls last); the
+printed leaderboard leads with the first. The success rate over the tasks run comes last: it
+ranks the runs whose figures over the human tasks are empty (DeskCraft's, Sec-Eval's)."""
 
 
 def _r(e: EpisodeFacts) -> float:

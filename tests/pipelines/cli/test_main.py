@@ -81,7 +81,7 @@ def test_leaderboard_filters_and_prints_csv(demo, capsys) -> None:
         == 0
     )
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("rank,agent,")
+    assert lines[0].startswith("rank,label,")
     assert len(lines) == 6
 
 

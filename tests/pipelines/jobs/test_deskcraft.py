@@ -51,9 +51,11 @@ def test_leaderboard_by_level_prints_each_agent_and_level(deskcraft_archive: dic
     wh = str(deskcraft_archive["warehouse"])
     assert main(["leaderboard", "--warehouse", wh, "--by", "level"]) == 0
     text = capsys.readouterr().out
-    header = text.splitlines()[0].split()
-    assert header[:3] == ["agent", "level", "tasks"] and "strict" in header and "mean" in header
-    lines = [line.split() for line in text.splitlines()[2:] if line.startswith("deskcraft-")]
+    assert text.splitlines()[0] == "DeskCraft runs by level (level source stem, split all, " \
+        "deskscore rules)"  # fmt: skip
+    header = text.splitlines()[1].split()
+    assert header[:3] == ["run", "level", "tasks"] and "strict" in header and "mean" in header
+    lines = [line.split() for line in text.splitlines()[3:] if line.startswith("deskcraft-")]
     assert sorted((c[0], c[1]) for c in lines) == sorted(
         (a.name, lv) for a in AGENTS for lv in ("L1", "L2", "L3", "unlabelled")
     )
@@ -70,7 +72,7 @@ def test_leaderboard_by_level_takes_a_level_source_and_a_split(
     assert {(r["level_source"], r["split"]) for r in rows} == {("difficulty", "interactive")}
     plans = deskcraft_archive["plans"]["deskcraft-weak"]
     l3 = [p for p in plans if p.split == "interactive" and p.level_difficulty == "L3"]
-    [row] = [r for r in rows if r["agent"] == "deskcraft-weak" and r["level"] == "L3"]
+    [row] = [r for r in rows if r["label"] == "deskcraft-weak" and r["level"] == "L3"]
     assert row["n_episodes"] == len(l3)
     assert row["n_strict_success"] == sum(1 for p in l3 if p.score == 1)
 
@@ -95,7 +97,7 @@ def test_leaderboard_by_app_domain_and_mode(
         for agent, ps in plans.items()
         for k in {slice_of(p) for p in ps} - {None}
     }
-    assert {(r["agent"], r[key]): r["n_episodes"] for r in rows} == expected
+    assert {(r["label"], r[key]): r["n_episodes"] for r in rows} == expected
 
 
 def test_leaderboard_by_level_without_deskcraft_runs_says_what_to_do(
