@@ -71,6 +71,8 @@ final AS (
         sum_reward_run,
         sum_reward_matched,
         sum_wes_plus_single,
+        sum_step_ratio_single,
+        n_step_ratio_single,
         run_id
     FROM by_category
 )

@@ -119,3 +119,34 @@ def test_the_report_draws_the_per_level_chart(deskcraft_archive: dict, tmp_path:
     page = report.path.read_text()
     section = page.split('<section id="levels">', 1)[1].split("</section>", 1)[0]
     assert "data:image/png;base64," in section and "these runs carry no level data" not in section
+
+
+def test_a_warehouse_of_both_benchmarks_prints_each_titled(
+    deskcraft_archive: dict, tmp_path: Path, capsys
+) -> None:
+    import shutil
+
+    from deskscore.collectors.synthetic import load_profiles, write_run
+    from deskscore.collectors.synthetic import task_slice as osworld_tasks
+
+    wh = str(shutil.copytree(deskcraft_archive["warehouse"], tmp_path / "wh"))
+    run = write_run(tmp_path / "results", load_profiles()[0], osworld_tasks(per_domain=1), seed=3)
+    common = ["--warehouse", wh, "--engine", "direct"]
+    assert main(["ingest", str(run), *common]) == 0
+    assert main(["score", *common, "--no-costs", "--max-steps-scoring", "15"]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", "--warehouse", wh, "--by", "domain"]) == 0
+    sections = capsys.readouterr().out.split("\n\n")
+    titles = [s.splitlines()[0] for s in sections]
+    assert titles == [
+        "OSWorld runs by domain (OSWorld-Human verified, S >= 15, deskscore rules)",
+        "DeskCraft runs by DeskCraft domain (split all, deskscore rules)",
+    ]
+    assert sections[0].rstrip().endswith("(10 rows)")  # one OSWorld run, ten domains
+    assert main(["leaderboard", "--warehouse", wh]) == 0
+    board = capsys.readouterr().out
+    assert "Leaderboard, deskcraft runs (OSWorld-Human verified" in board
+    assert "Leaderboard, osworld runs (OSWorld-Human verified" in board
+    assert "DeskCraft tasks are not OSWorld-Human tasks" in board
+    assert main(["leaderboard", "--warehouse", wh, "--by", "level"]) == 0  # DeskCraft only
+    assert capsys.readouterr().out.startswith("DeskCraft runs by level")
