@@ -112,8 +112,16 @@ RUNS = _t(
     Field(
         "agent",
         "string",
-        "Display name for tables: the model, else the run path, else the source's name.",
+        "Who ran: `ingest --agent` as given; else the model (args.json, else the "
+        "<action_space>/<obs>/<model> levels); else the run's path inside the source; else the "
+        "source's name (a folder name then stands in for an unknown agent: name it with --agent).",
         True,
+    ),
+    Field(
+        "run_name",
+        "string",
+        "`ingest --run-name` as given; null when the run was not named. Tables show runs by the "
+        "label the run_labels view derives from it (or from agent when null).",
     ),
     Field(
         "max_steps",
@@ -122,6 +130,12 @@ RUNS = _t(
     ),
     Field("args_json", "json", "args.json verbatim, when present and parseable."),
     Field("n_task_folders", "int32", "Task folders found under the run root.", True),
+    Field(
+        "layout",
+        "string",
+        "The `ingest --layout` the run's task folders were found with; null: default discovery. "
+        "`check` re-counts the source with it.",
+    ),
     Field(
         "summary_source",
         "string",
@@ -164,6 +178,14 @@ SOURCES = _t(
     ),
     BENCHMARK,
     Field("n_runs", "int32", "Runs found in it when it was read.", True),
+    Field(
+        "layout",
+        "string",
+        "The `--layout` it was read with (null: default discovery). Like benchmark, agent and "
+        "run_name, it decides the rows: a source read again with another value is not unchanged.",
+    ),
+    Field("agent", "string", "The `--agent` it was read with (null: derived per run)."),
+    Field("run_name", "string", "The `--run-name` it was read with (null: none)."),
 )
 
 SCORE_INPUTS = _t(
@@ -670,7 +692,13 @@ RUN_SCORES = _t(
         True,
     ),
     Field(
-        "n_tasks_matched", "int32", "Episodes with a usable result that match a human task.", True
+        "n_tasks_matched",
+        "int32",
+        "Episodes with a usable result that match a human task of the data version. When it is "
+        "0 the figures over the N human tasks (OSWorld-Human success rate, WES+, WES-, WES, "
+        "mean_t_fail) are null under the deskscore rules (0, as the original computes them, "
+        "under osworld-human): nothing was measured against human data.",
+        True,
     ),
     METRIC_COLUMNS,
 )

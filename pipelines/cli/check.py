@@ -2,7 +2,8 @@
 
 Three families of findings, each a line a person can act on:
 - accounting: every run's task folders are episodes, and every trajectory line is a step row
-  or a quarantine row (re-counted from the source when it can still be opened);
+  or a quarantine row (re-counted from the source when it can still be opened, its task
+  folders found with the `--layout` the run was ingested with);
 - schema: every Parquet file carries the current schema version;
 - orphans: rows keyed by an episode (or a run) that the warehouse does not hold.
 """
@@ -68,8 +69,11 @@ def _schema_problems(wh: object) -> tuple[list[str], int]:
     return problems, n_files
 
 
-def _source_counts(source_uri: str, run_path: str) -> tuple[dict[str, int], int] | None:
-    """Lines of each trajectory file and the task folders of one run, re-read from its source;
+def _source_counts(
+    source_uri: str, run_path: str, layout: str | None = None
+) -> tuple[dict[str, int], int] | None:
+    """Lines of each trajectory file and the task folders of one run, re-read from its source
+    and found as ingest found them (with the `layout` it recorded, or default discovery);
     None when the source cannot be opened any more (moved, offline)."""
     from deskscore.collectors.layout import discover
     from deskscore.collectors.osworld import count_lines
@@ -80,7 +84,7 @@ def _source_counts(source_uri: str, run_path: str) -> tuple[dict[str, int], int]
     except (SourceError, OSError):
         return None
     with src:
-        runs = [r for r in discover(src.files()) if r.run_path == run_path]
+        runs = [r for r in discover(src.files(), layout) if r.run_path == run_path]
         if not runs:
             return {}, 0
         lines: dict[str, int] = {}
@@ -154,7 +158,7 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
             )
         if not sources or not get_format(run["format"]).recount_lines:
             continue
-        counted = _source_counts(run["source"], run["run_path"])
+        counted = _source_counts(run["source"], run["run_path"], run.get("layout"))
         if counted is None:
             unreachable += 1
             continue

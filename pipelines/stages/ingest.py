@@ -43,10 +43,18 @@ class IngestStage(RunStage):
     label = "runs written"
     writes = ("runs", "episodes", "steps", "step_actions", "llm_calls")
 
-    def __init__(self, warehouse: str, layout: str | None, force: bool) -> None:
+    def __init__(
+        self,
+        warehouse: str,
+        layout: str | None,
+        force: bool,
+        run_fields: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(warehouse)
         self.layout = layout
         self.force = force
+        self.run_fields = dict(run_fields or {})
+        """Fields every run row of this ingest gets (the options recorded with it)."""
 
     def setup(self) -> None:
         from deskscore.pipelines.stages.read import OpenSources
@@ -74,12 +82,13 @@ class IngestStage(RunStage):
         yield element
 
     def _unchanged(self, part: dict[str, str], run: dict[str, Any]) -> bool:
-        """Whether the stored run has this content hash; a new source stamp is recorded."""
+        """Whether the stored run has this content hash; a new source stamp or name is
+        recorded."""
         stored = self.wh.read("runs", part).to_pylist()
         if len(stored) != 1 or stored[0]["content_hash"] != run["content_hash"]:
             return False
-        if stored[0]["source_stamp"] != run["source_stamp"]:
-            self.wh.write("runs", [run], part)  # same tables; only the stamp moved
+        if any(stored[0].get(k) != v for k, v in run.items()):
+            self.wh.write("runs", [run], part)  # same tables; only the stamp or names moved
         return True
 
     def run(self, work: RunWork) -> None:
@@ -108,6 +117,7 @@ class IngestStage(RunStage):
             self.wh.write("quarantine", [row], part, file=STAGE)
             return
         read = read_run(source, run, work)
+        read.run.update(self.run_fields)
         outs = read.episodes
         progress.tick("episodes", len(outs))
         if not self.force and self._unchanged(part, read.run):
