@@ -9,7 +9,8 @@ A format says everything the rest of deskscore needs to know about an archive la
 - how its tasks key into OSWorld-Human's data (`human_key`: by task id, or by instruction
   text as UI-TARS submissions do), which task facts describe its tasks (`facts_family`:
   infeasible flags, `conj`, DeskCraft's levels and modes), and whether `deskscore check` can
-  re-count its trajectory lines from the source (`recount_lines`).
+  re-count its trajectory lines from the source (`recount_lines`), or how it re-counts a form
+  whose units are not JSONL lines (`recount`).
 
 Discovery, ingest, scoring, verdicts, the task index, `check` and score.py look a format up
 here by the name `runs.format` stores; nothing else compares format names.

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deskscore.collectors import formats
 from deskscore.collectors.claude_messages import (
@@ -353,3 +355,27 @@ def test_the_sec_eval_runs_in_osworld_folders_ingest_reconcile_and_check(
     assert 0 < replies < steps
     result = check_warehouse(wh)
     assert result.ok, result.problems
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["role", "content", "type", "text", "id", "input", "messages", "x"]),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@given(obj=_JSON)
+@settings(max_examples=300, deadline=None)
+def test_reading_a_conversation_never_raises(obj: Any) -> None:
+    conv = parse_conversation(obj)
+    rows = [{"step_idx": i, "step_num": i + 1, "action_kind": "click", "action_text": "x",
+             "response": None, "extra": None} for i in range(3)]  # fmt: skip
+    m = match_turns(conv, rows)
+    assert set(m.replies) <= {0, 1, 2}

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deskscore.collectors import formats
 from deskscore.collectors.human import load_bundled
@@ -241,3 +243,70 @@ def test_a_gap_in_step_numbers_is_a_note_not_a_lost_line(archive, tmp_path: Path
     wh = tmp_path / "wh"
     _ingest(root, wh)
     assert check_warehouse(wh).ok
+
+
+_CELL = st.sampled_from(["", " ", "1", "0", "0.5", "yes", "n/a", "nan", "t-a", "t-b", "T-A", '"'])
+
+
+@given(
+    header=st.lists(st.sampled_from(["task_id", "Score", "domain", "x", "ID"]), max_size=4),
+    rows=st.lists(st.lists(_CELL, max_size=4), max_size=8),
+    blank_first=st.booleans(),
+)
+@settings(max_examples=300, deadline=None)
+def test_every_csv_data_line_is_a_result_or_a_quarantined_line(
+    header: list[str], rows: list[list[str]], blank_first: bool
+) -> None:
+    import csv
+    import io
+
+    from deskscore.collectors.layout import TaskFolder
+    from deskscore.collectors.osworld import QuarantineRows
+    from deskscore.collectors.step_traces import UNUSED_ROW_REASONS, csv_records, read_results_csv
+
+    buf = io.StringIO()
+    if blank_first:
+        buf.write("\n")
+    csv.writer(buf, lineterminator="\n").writerows([header, *rows])
+    data = buf.getvalue().encode()
+    tasks = {t: TaskFolder(f"run/{t}", "d", t, ()) for t in ("t-a", "t-b")}
+    q = QuarantineRows("src", "r", "b")
+    out = read_results_csv(data, "run/results.csv", tasks, q)
+    records = csv_records(data) or []
+    while records and not any(c.strip() for c in records[0][1]):
+        records.pop(0)
+    data_lines = {no for no, _ in records[1:]}
+    used = {r.line_no for r in out.values()}
+    unused = {r["line_no"] for r in q.rows if r["reason"] in UNUSED_ROW_REASONS}
+    assert used | unused >= data_lines and not used & unused
+    assert len(used) + len([r for r in q.rows if r["line_no"] in data_lines and
+                            r["reason"] in UNUSED_ROW_REASONS]) == len(data_lines)  # fmt: skip
+
+
+_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["action", "text", "usage", "input", "x"]), inner, max_size=3
+        )
+    ),
+    max_leaves=12,
+)
+_KEYS = st.sampled_from(
+    ["action", "actions", "code", "response", "thought", "screenshot", "timestamp", "usage",
+     "step_num", "step", "model_output", "done", "info", "Error", "phase", "reward"]
+)  # fmt: skip
+
+
+@given(obj=st.dictionaries(_KEYS, _VALUE, max_size=6), step=st.integers(0, 2**31 - 1))
+@settings(max_examples=300, deadline=None)
+def test_any_step_object_becomes_exactly_one_step_row(obj: dict, step: int) -> None:
+    from deskscore.collectors.layout import TaskFolder
+    from deskscore.collectors.osworld import QuarantineRows, dumps_json, read_steps
+
+    rec = dumps_json(trace_record(obj, step, {"a.png"})).encode()
+    q = QuarantineRows("src", "r", "b")
+    task = TaskFolder("run/t", "d", "t", ("a.png",))
+    rows = read_steps([rec], path="p", task=task, run_id="r", benchmark="b", task_id="t", q=q)
+    assert q.rows == [] and len(rows) == 1 and rows[0]["step_num"] == step
