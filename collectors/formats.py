@@ -9,7 +9,8 @@ A format says everything the rest of deskscore needs to know about an archive la
 - how its tasks key into OSWorld-Human's data (`human_key`: by task id, or by instruction
   text as UI-TARS submissions do), which task facts describe its tasks (`facts_family`:
   infeasible flags, `conj`, DeskCraft's levels and modes), and whether `deskscore check` can
-  re-count its trajectory lines from the source (`recount_lines`).
+  re-count its trajectory lines from the source (`recount_lines`), or how it re-counts a form
+  whose units are not JSONL lines (`recount`).
 
 Discovery, ingest, scoring, verdicts, the task index, `check` and score.py look a format up
 here by the name `runs.format` stores; nothing else compares format names.
@@ -39,10 +40,11 @@ with one worker. Declare it as an entry point to use every core.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
+from deskscore.collectors.claude_messages import with_messages
 from deskscore.collectors.deskcraft import INTERACTION_LOG, read_deskcraft_episode
 from deskscore.collectors.deskcraft_tasks import BENCHMARK as DESKCRAFT_BENCHMARK
 from deskscore.collectors.layout import RunFolder, TaskFolder, is_deskcraft_stem, is_uuid
@@ -50,6 +52,13 @@ from deskscore.collectors.osworld import EpisodeCalls, EpisodeRead, read_episode
 from deskscore.collectors.osworld import read_episode_calls as _read_osworld
 from deskscore.collectors.run_meta import RunMeta, read_run_meta
 from deskscore.collectors.source import Source
+from deskscore.collectors.step_traces import (
+    find_trace_runs,
+    holds_traces,
+    read_trace_episode,
+    read_trace_run_meta,
+    recount_problems,
+)
 from deskscore.collectors.uitars import read_uitars_episode
 from deskscore.scorers.domains import UITARS_DOMAIN
 
@@ -107,6 +116,19 @@ class MetaReader(Protocol):
     ) -> RunMeta: ...
 
 
+class Recount(Protocol):
+    """`deskscore check` for a format whose units are not JSONL lines: what the warehouse's
+    rows of one run (its episodes and quarantine rows) lost against the source."""
+
+    def __call__(
+        self,
+        source: Source,
+        run: RunFolder,
+        episodes: Sequence[Mapping[str, Any]],
+        quarantine: Sequence[Mapping[str, Any]],
+    ) -> list[str]: ...
+
+
 class FormatError(ValueError):
     """An unknown format name, a clashing registration or a broken entry point."""
 
@@ -149,6 +171,8 @@ class Format:
     """Whose task facts (infeasible, conj, levels, modes) describe its tasks."""
     recount_lines: bool = False
     """`deskscore check` may re-count the lines of its task folders' *.jsonl files."""
+    recount: Recount | None = None
+    """`deskscore check` re-counts its runs with this instead (see `Recount`)."""
     before: str | None = None
     """Detection: tried before this registered format (None: after every one so far)."""
 
@@ -288,13 +312,15 @@ def _collected_not_read(source: Source, run: RunFolder, task: TaskFolder, **_: A
 
 OSWORLD = Format(
     name="osworld",
-    read_episode=_read_osworld,
+    read_episode=with_messages(_read_osworld),
     find=each_folder(_osworld_folder),
     layout_default=True,
     read_light=_read_osworld_light,
     recount_lines=True,
 )
-"""OSWorld result folders: <domain>/<uuid>/ with traj.jsonl, result.txt, screenshots."""
+"""OSWorld result folders: <domain>/<uuid>/ with traj.jsonl, result.txt, screenshots, and the
+messages.json of Anthropic computer-use runs (instruction, per-turn replies: read as part of the
+folder, not as a format of its own, so a run whose folders differ stays one run)."""
 
 DESKCRAFT = Format(
     name="deskcraft",
@@ -315,11 +341,23 @@ UITARS = Format(
 )
 """UI-TARS submissions: <task>/data.json + meta.json, keyed by instruction."""
 
+STEP_TRACES = Format(
+    name="step-traces",
+    read_episode=read_trace_episode,
+    find=lambda listing: (Found(run, task) for run, task in find_trace_runs(listing)),
+    at_layout=lambda task: holds_traces(task.files),
+    read_run_meta=read_trace_run_meta,
+    recount=recount_problems,
+)
+"""<run>/<task_id>/step_NN_trace.json + <run>/results.csv (an unverified form: see
+`collectors.step_traces`); first in BUILT_IN, so tried before OSWorld's folders, which a uuid
+folder holding a result.txt beside its step files would also be."""
+
 LIVE = Format(name="live", read_episode=_collected_not_read)
 """Runs `deskscore collect` records: never found in archives; their screenshots live in the
 warehouse's store, so `check` cannot re-count them from a source."""
 
-BUILT_IN = (OSWORLD, DESKCRAFT, UITARS, LIVE)
+BUILT_IN = (STEP_TRACES, OSWORLD, DESKCRAFT, UITARS, LIVE)
 
 
 # ---- the registry --------------------------------------------------------------------------
@@ -456,6 +494,7 @@ __all__ = [
     "FAMILY_OSWORLD",
     "LIVE",
     "OSWORLD",
+    "STEP_TRACES",
     "UITARS",
     "EpisodeCalls",
     "EpisodeRead",
@@ -463,6 +502,7 @@ __all__ = [
     "FormatError",
     "Found",
     "Listing",
+    "Recount",
     "each_folder",
     "get",
     "names",
