@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
+from deskscore.collectors import inspect_log
 from deskscore.collectors.deskcraft import INTERACTION_LOG, read_deskcraft_episode
 from deskscore.collectors.deskcraft_tasks import BENCHMARK as DESKCRAFT_BENCHMARK
 from deskscore.collectors.layout import RunFolder, TaskFolder, is_deskcraft_stem, is_uuid
@@ -50,6 +51,7 @@ from deskscore.collectors.osworld import EpisodeCalls, EpisodeRead, read_episode
 from deskscore.collectors.osworld import read_episode_calls as _read_osworld
 from deskscore.collectors.run_meta import RunMeta, read_run_meta
 from deskscore.collectors.source import Source
+from deskscore.collectors.trials import with_trial_folders
 from deskscore.collectors.uitars import read_uitars_episode
 from deskscore.scorers.domains import UITARS_DOMAIN
 
@@ -74,6 +76,8 @@ class Found(NamedTuple):
 
     run_path: str
     task: TaskFolder
+    trial: str | None = None
+    """The trial it belongs to, for trial folders below task folders (collectors.trials)."""
 
 
 class EpisodeReader(Protocol):
@@ -105,6 +109,34 @@ class MetaReader(Protocol):
     def __call__(
         self, source: Source, run: RunFolder, *, run_id: str, benchmark: str
     ) -> RunMeta: ...
+
+
+class Expander(Protocol):
+    """Turns a run found by name into the runs it holds (an inspect_ai log: one per epoch),
+    with the problems met (quarantine-shaped dicts: location, reason, message)."""
+
+    def __call__(self, source: Source, run: RunFolder) -> tuple[list[RunFolder], list[dict]]: ...
+
+
+class RunReader(Protocol):
+    """Reads every episode of a run at once (a log file that holds the whole run)."""
+
+    def __call__(
+        self,
+        source: Source,
+        run: RunFolder,
+        *,
+        run_id: str,
+        benchmark: str,
+        reported: Mapping[tuple[str, str], dict],
+    ) -> list[EpisodeCalls]: ...
+
+
+class LineCounter(Protocol):
+    """Re-counts a run's trajectory lines from its source for `deskscore check`: traj_file ->
+    lines, as the episodes record them (episodes.traj_file, episodes.n_lines)."""
+
+    def __call__(self, source: Source, run: RunFolder) -> dict[str, int]: ...
 
 
 class FormatError(ValueError):
@@ -151,6 +183,18 @@ class Format:
     """`deskscore check` may re-count the lines of its task folders' *.jsonl files."""
     before: str | None = None
     """Detection: tried before this registered format (None: after every one so far)."""
+    expand_run: Expander | None = None
+    """When listing: the runs a run found by name holds (None: the run as found)."""
+    read_run: RunReader | None = None
+    """Every episode of a run at once, instead of `read_episode` per task folder."""
+    count_lines: LineCounter | None = None
+    """`check`'s re-count (with recount_lines); None: the lines of each task folder's *.jsonl."""
+
+    def expand(self, source: Source, run: RunFolder) -> tuple[list[RunFolder], list[dict]]:
+        """The runs `run` holds, and the problems met listing them."""
+        if self.expand_run is None:
+            return [run], []
+        return self.expand_run(source, run)
 
     def episodes(
         self,
@@ -163,6 +207,8 @@ class Format:
     ) -> list[EpisodeCalls]:
         """Every episode of `run`, one per task folder, in task order; `reported` holds the
         runner's own results by (domain, task id as the folder names it)."""
+        if self.read_run is not None:
+            return self.read_run(source, run, run_id=run_id, benchmark=benchmark, reported=reported)
         return [
             self.read_episode(
                 source,
@@ -289,12 +335,13 @@ def _collected_not_read(source: Source, run: RunFolder, task: TaskFolder, **_: A
 OSWORLD = Format(
     name="osworld",
     read_episode=_read_osworld,
-    find=each_folder(_osworld_folder),
+    find=with_trial_folders(_osworld_folder),
     layout_default=True,
     read_light=_read_osworld_light,
     recount_lines=True,
 )
-"""OSWorld result folders: <domain>/<uuid>/ with traj.jsonl, result.txt, screenshots."""
+"""OSWorld result folders: <domain>/<uuid>/ with traj.jsonl, result.txt, screenshots; trial
+folders <domain>/<uuid>/<trial>/ make one run per trial (collectors.trials)."""
 
 DESKCRAFT = Format(
     name="deskcraft",
@@ -319,7 +366,20 @@ LIVE = Format(name="live", read_episode=_collected_not_read)
 """Runs `deskscore collect` records: never found in archives; their screenshots live in the
 warehouse's store, so `check` cannot re-count them from a source."""
 
-BUILT_IN = (OSWORLD, DESKCRAFT, UITARS, LIVE)
+INSPECT = Format(
+    name=inspect_log.FORMAT,
+    read_episode=inspect_log.read_log_episode,
+    find=inspect_log.find_logs,
+    expand_run=inspect_log.expand_log,
+    read_run=inspect_log.read_log,
+    read_run_meta=inspect_log.read_log_meta,
+    count_lines=inspect_log.count_log_lines,
+    recount_lines=True,
+)
+"""inspect_ai evaluation logs (.eval) of OSWorld: one run per log file and epoch (epochs are
+trials), read through inspect_ai's own log reader (the `inspect` extra)."""
+
+BUILT_IN = (OSWORLD, DESKCRAFT, UITARS, LIVE, INSPECT)
 
 
 # ---- the registry --------------------------------------------------------------------------
@@ -454,15 +514,19 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "FAMILY_DESKCRAFT",
     "FAMILY_OSWORLD",
+    "INSPECT",
     "LIVE",
     "OSWORLD",
     "UITARS",
     "EpisodeCalls",
     "EpisodeRead",
+    "Expander",
     "Format",
     "FormatError",
     "Found",
+    "LineCounter",
     "Listing",
+    "RunReader",
     "each_folder",
     "get",
     "names",

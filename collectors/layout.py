@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 _HEX = frozenset("0123456789abcdefABCDEF")
 _UUID_GROUPS = (8, 4, 4, 4, 12)
@@ -34,11 +35,17 @@ class TaskFolder:
 @dataclass(frozen=True)
 class RunFolder:
     """One agent run: the run root inside the source ('' = the source), the name of its
-    format (`deskscore.collectors.formats`), its task folders."""
+    format (`deskscore.collectors.formats`), its task folders; for a trial of a configuration
+    (`deskscore.collectors.trials`), the trial and the root of the configuration's runs."""
 
     run_path: str
     format: str
     tasks: tuple[TaskFolder, ...]
+    trial: str | None = None
+    """The trial this run is (a trial folder's name, an epoch); None: not a trial."""
+    group_path: str | None = None
+    """Where the configuration's trials live: the run root itself for trials below the task
+    folders, the folder above the trial level otherwise; None when the run is not a trial."""
 
 
 def is_uuid(name: str) -> bool:
@@ -94,26 +101,35 @@ def _drop_nested(candidates: Iterable[str]) -> list[str]:
     return kept
 
 
-def _group(entries: list[tuple[str, str, TaskFolder]]) -> list[RunFolder]:
-    runs: dict[tuple[str, str], list[TaskFolder]] = {}
-    for run_path, fmt, task in entries:
-        runs.setdefault((run_path, fmt), []).append(task)
+def _group(entries: list[tuple[str, str, TaskFolder, str | None]]) -> list[RunFolder]:
+    """Task folders into runs: one per run root, format and trial (trial folders below the
+    task folders make one run per trial of the same root)."""
+    runs: dict[tuple[str, str, str], list[TaskFolder]] = {}
+    for run_path, fmt, task, trial in entries:
+        runs.setdefault((run_path, fmt, trial or ""), []).append(task)
     return [
-        RunFolder(run_path, fmt, tuple(sorted(tasks, key=lambda t: (t.domain, t.task_id, t.path))))
-        for (run_path, fmt), tasks in sorted(runs.items())
+        RunFolder(
+            run_path,
+            fmt,
+            tuple(sorted(tasks, key=lambda t: (t.domain, t.task_id, t.path))),
+            trial or None,
+            run_path if trial else None,
+        )
+        for (run_path, fmt, trial), tasks in sorted(runs.items())
     ]
 
 
 def _discover_default(folders: dict[str, tuple[str, ...]]) -> list[RunFolder]:
     """Each format finds its task folders; a folder two formats find is the one registered
-    first's."""
+    first's. Trial levels above the domains are then recognised (`collectors.trials`)."""
     from deskscore.collectors.formats import registered
+    from deskscore.collectors.trials import mark_trial_levels
 
-    claims: dict[str, tuple[str, str, TaskFolder]] = {}
+    claims: dict[str, tuple[str, str, TaskFolder, str | None]] = {}
     for fmt in registered():
         for found in fmt.find(folders):
-            claims.setdefault(found.task.path, (found.run_path, fmt.name, found.task))
-    return _group([claims[path] for path in _drop_nested(claims)])
+            claims.setdefault(found.task.path, (found.run_path, fmt.name, found.task, found.trial))
+    return mark_trial_levels(_group([claims[path] for path in _drop_nested(claims)]))
 
 
 def parse_layout(layout: str) -> tuple[str, ...]:
@@ -165,7 +181,7 @@ def _discover_layout(
         task = TaskFolder(folder, levels[d_at], levels[-1], names)
         fmt = next((f for f in claiming if f.at_layout(task)), default)
         if fmt is not None:
-            entries.append(("/".join(levels[:d_at]), fmt.name, task))
+            entries.append(("/".join(levels[:d_at]), fmt.name, task, None))
     return _group(entries)
 
 
@@ -182,3 +198,19 @@ def discover(files: Iterable[str], layout: str | None = None) -> list[RunFolder]
     if layout is None:
         return _discover_default(folders)
     return _discover_layout(folders, parse_layout(layout))
+
+
+def discover_source(source: Any, layout: str | None = None) -> tuple[list[RunFolder], list[dict]]:
+    """The runs of an open source (`collectors.source.Source`), and what listing them could not
+    read: `discover` over its files, then each run as its format expands it (an inspect_ai log
+    is one run per epoch, known only from inside the file). Problems are quarantine-shaped
+    dicts (location, reason, message) of the source's own."""
+    from deskscore.collectors.formats import get
+
+    runs: list[RunFolder] = []
+    problems: list[dict] = []
+    for run in discover(source.files(), layout):
+        expanded, found = get(run.format).expand(source, run)
+        runs.extend(expanded)
+        problems.extend(found)
+    return runs, problems

@@ -68,21 +68,28 @@ def _schema_problems(wh: object) -> tuple[list[str], int]:
     return problems, n_files
 
 
-def _source_counts(source_uri: str, run_path: str) -> tuple[dict[str, int], int] | None:
-    """Lines of each trajectory file and the task folders of one run, re-read from its source;
-    None when the source cannot be opened any more (moved, offline)."""
-    from deskscore.collectors.layout import discover
+def _source_counts(source_uri: str, run_id: str) -> tuple[dict[str, int], int] | None:
+    """Lines of each trajectory file and the task folders of one run, re-read from its source
+    (the format's own count when it has one); None when the source cannot be opened any more
+    (moved, offline)."""
+    from deskscore.collectors.formats import get
+    from deskscore.collectors.layout import discover_source
     from deskscore.collectors.osworld import count_lines
     from deskscore.collectors.source import SourceError, open_source
+    from deskscore.collectors.trials import run_identity
 
     try:
         src = open_source(source_uri)
     except (SourceError, OSError):
         return None
     with src:
-        runs = [r for r in discover(src.files()) if r.run_path == run_path]
+        found, _ = discover_source(src)
+        runs = [r for r in found if run_identity(src.uri, r)[0] == run_id]
         if not runs:
             return {}, 0
+        counter = get(runs[0].format).count_lines
+        if counter is not None:
+            return counter(src, runs[0]), len(runs[0].tasks)
         lines: dict[str, int] = {}
         for task in runs[0].tasks:
             for name in task.files:
@@ -154,7 +161,7 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
             )
         if not sources or not get_format(run["format"]).recount_lines:
             continue
-        counted = _source_counts(run["source"], run["run_path"])
+        counted = _source_counts(run["source"], rid)
         if counted is None:
             unreachable += 1
             continue

@@ -41,6 +41,12 @@ def add_parser(sub: Any) -> None:
         choices=SPLITS,
         help="with --by level|app|domain: one DeskCraft split (default all)",
     )
+    p.add_argument(
+        "--trials",
+        action="store_true",
+        help="one row per run group (the trials of one configuration: trial folders, epochs, "
+        "ingest --trial-of) with pass@1, pass@k and pass^k at k = its trial count (mart trials)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -60,6 +66,8 @@ def leaderboard_text(warehouse: str, fmt: str = "table", **filters: Any) -> str:
 
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     existing_warehouse(args.warehouse)
+    if getattr(args, "trials", False):  # run groups: pipelines/cli/trials_board.py
+        return _trials(args)
     if getattr(args, "by", None):  # DeskCraft slices: pipelines/cli/breakdowns.py
         text, n_rows = breakdown_text(
             args.warehouse, args.by, args.format, level_source=args.level_source, split=args.split
@@ -80,4 +88,18 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
             compat=args.compat,
         )
     )
+    return 0
+
+
+def _trials(args: argparse.Namespace) -> int:
+    from deskscore.pipelines.cli.trials_board import trials_text
+
+    filters = {"human_version": args.human_version, "max_steps_scoring": args.max_steps_scoring}
+    text, n_rows = trials_text(args.warehouse, args.format, **filters, compat=args.compat)
+    if not n_rows:
+        raise UserError(
+            f"no trial figures: run 'deskscore score --warehouse {args.warehouse}' (with the "
+            "options asked for here) to compute them"
+        )
+    print(text)
     return 0

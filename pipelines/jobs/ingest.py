@@ -168,7 +168,8 @@ def run_ingest(options: IngestOptions) -> IngestResult:
     if not plan.todo:
         return IngestResult(plan)
     listings = [
-        list_source(u, plan.stamps[u], options.benchmark, options.layout) for u in plan.todo
+        list_source(u, plan.stamps[u], options.benchmark, options.layout, options.trial_of)
+        for u in plan.todo
     ]
     work = [w for listing in listings for w in listing.runs]
     run_ids = {w.key.run_id for w in work}
