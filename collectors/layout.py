@@ -13,12 +13,12 @@ What a task folder of each format looks like is the format's to say
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 _HEX = frozenset("0123456789abcdefABCDEF")
 _UUID_GROUPS = (8, 4, 4, 4, 12)
-_PLACEHOLDERS = ("{domain}", "{task_id}", "{run}")
+_PLACEHOLDERS = ("{domain}", "{task_id}", "{run}", "{trial}")
 _LAYOUT_EXAMPLE = "'{domain}/{task_id}' or '{run}/*/{domain}/{task_id}'"
 
 
@@ -135,25 +135,29 @@ def _discover_default(folders: dict[str, tuple[str, ...]]) -> list[RunFolder]:
 def parse_layout(layout: str) -> tuple[str, ...]:
     """Check a layout pattern and return its segments; ValueError shows a valid example."""
     segments = tuple(layout.strip().strip("/").split("/"))
+    task_end = segments[:-1] if segments[-1:] == ("{trial}",) else segments
     problem = None
     if not layout.strip().strip("/") or any(not s for s in segments):
         problem = "it has empty levels"
-    elif segments.count("{task_id}") != 1 or segments[-1] != "{task_id}":
-        problem = "it must end with exactly one {task_id} level"
+    elif segments.count("{task_id}") != 1 or task_end[-1:] != ("{task_id}",):
+        problem = "it must end with exactly one {task_id} level (or {task_id}/{trial})"
     elif segments.count("{domain}") != 1:
         problem = "it must hold exactly one {domain} level, before {task_id}"
+    elif segments.count("{trial}") > 1:
+        problem = "it may hold one {trial} level, after {task_id} or before {domain}"
     else:
-        for s in segments:
+        for s in task_end:
             if ("{" in s or "}" in s) and s not in _PLACEHOLDERS:
                 problem = f"unknown placeholder {s!r} (known: {', '.join(_PLACEHOLDERS)}, *)"
                 break
-            if s in ("{run}", "*") and segments.index("{domain}") < segments.index(s):
+            if s in ("{run}", "*", "{trial}") and segments.index("{domain}") < task_end.index(s):
                 problem = f"{s!r} after {{domain}}: run levels must come before the domain"
                 break
     if problem:
         raise ValueError(
             f"bad layout {layout!r}: {problem}. Levels are '{{domain}}', '{{task_id}}', "
-            f"'{{run}}', '*' (any one level) or literal folder names; e.g. {_LAYOUT_EXAMPLE}"
+            f"'{{run}}', '{{trial}}', '*' (any one level) or literal folder names; e.g. "
+            f"{_LAYOUT_EXAMPLE}"
         )
     return segments
 
@@ -168,6 +172,8 @@ def _discover_layout(
     default = next((f for f in formats if f.layout_default), None)
     depth = len(segments)
     d_at = segments.index("{domain}")
+    t_at = segments.index("{task_id}")
+    trial_at = segments.index("{trial}") if "{trial}" in segments else None
     entries = []
     for folder, names in folders.items():
         levels = folder.split("/") if folder else []
@@ -178,11 +184,15 @@ def _discover_layout(
             for s, lv in zip(segments, levels, strict=True)
         ):
             continue
-        task = TaskFolder(folder, levels[d_at], levels[-1], names)
+        task = TaskFolder(folder, levels[d_at], levels[t_at], names)
         fmt = next((f for f in claiming if f.at_layout(task)), default)
         if fmt is not None:
-            entries.append(("/".join(levels[:d_at]), fmt.name, task, None))
-    return _group(entries)
+            trial = levels[trial_at] if trial_at is not None else None
+            entries.append(("/".join(levels[:d_at]), fmt.name, task, trial))
+    runs = _group(entries)
+    if trial_at is not None and trial_at < d_at:  # a trial level above the domains
+        runs = [replace(r, group_path="/".join(r.run_path.split("/")[:trial_at])) for r in runs]
+    return runs
 
 
 def discover(files: Iterable[str], layout: str | None = None) -> list[RunFolder]:
@@ -191,8 +201,10 @@ def discover(files: Iterable[str], layout: str | None = None) -> list[RunFolder]
     Default: every registered format finds its task folders (`deskscore.collectors.formats`:
     UUID task folders holding a *.jsonl or result.txt under a domain folder, DeskCraft task
     folders named by a task stem under the folder of its app key, UI-TARS folders with
-    data.json + meta.json, ...). With `layout`, task folders are the folders at the pattern's
-    depth whose levels match it, and each is the first format's that claims it.
+    data.json + meta.json, ...), and trials are recognised (`deskscore.collectors.trials`).
+    With `layout`, task folders are the folders at the pattern's depth whose levels match it,
+    and each is the first format's that claims it; a `{trial}` level (after `{task_id}`, or
+    before `{domain}`) makes one run per trial value.
     """
     folders = _folders(files)
     if layout is None:

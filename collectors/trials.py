@@ -126,12 +126,12 @@ def run_identity(source: str, run: RunFolder) -> tuple[str, str]:
 
 
 def trial_label(run: RunFolder, source_name: str, trial_of: str | None) -> str | None:
-    """The `runs.trial` of a run: its trial as discovery found it; with `--trial-of`, its path
-    in the source (the source's name when the source is the run), with '#<trial>' for trials
-    that share that path, so the trials of separately ingested sources keep apart."""
+    """The `runs.trial` of a run: its trial as discovery found it; with `--trial-of`, the
+    source's name and the run's path in it, with '#<trial>' for trials that share that path,
+    so the trials of separately ingested sources (results1/, results2/) keep apart."""
     if trial_of is None:
         return run.trial
-    where = run.run_path or source_name
+    where = f"{source_name}/{run.run_path}" if run.run_path else source_name
     return f"{where}#{run.trial}" if shares_root(run) else where
 
 

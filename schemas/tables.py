@@ -151,8 +151,8 @@ RUNS = _t(
         "string",
         "Which trial of its configuration the run is, as the archive names it: the trial folder "
         "(<domain>/<task_id>/<trial>/ or <run root>/<trial>/<domain>/<task_id>/), the epoch of an "
-        "inspect_ai log, or, for runs ingested with --trial-of, the trial folder or else the "
-        "run's path in its source (or the source's name). Null for a run that is not a trial. "
+        "inspect_ai log; for runs ingested with --trial-of, the source's name and the run's path "
+        "in it (with #<trial> for trial folders). Null for a run that is not a trial. "
         "A label only: trial figures count runs (see trial_scores).",
     ),
     Field(
