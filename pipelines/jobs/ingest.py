@@ -118,7 +118,8 @@ def _figures(wh: Any, run_ids: set[str], source_ids: set[str]) -> dict[str, int]
 
     def rows(name: str, columns: list[str], ids: set[str]) -> pa.Table:
         table = wh.read(name, columns=columns)
-        return table.filter(pc.is_in(table.column("run_id"), value_set=pa.array(sorted(ids))))
+        ids_array = pa.array(sorted(ids), type=pa.string())  # typed: a source may give no run
+        return table.filter(pc.is_in(table.column("run_id"), value_set=ids_array))
 
     episodes = rows("episodes", ["run_id", "n_lines"], run_ids)
     return {
