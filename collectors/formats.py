@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
+from deskscore.collectors import inspect_log
 from deskscore.collectors.claude_messages import with_messages
 from deskscore.collectors.deskcraft import INTERACTION_LOG, read_deskcraft_episode
 from deskscore.collectors.deskcraft_tasks import BENCHMARK as DESKCRAFT_BENCHMARK
@@ -59,6 +60,7 @@ from deskscore.collectors.step_traces import (
     read_trace_run_meta,
     recount_problems,
 )
+from deskscore.collectors.trials import with_trial_folders
 from deskscore.collectors.uitars import read_uitars_episode
 from deskscore.scorers.domains import UITARS_DOMAIN
 
@@ -83,6 +85,8 @@ class Found(NamedTuple):
 
     run_path: str
     task: TaskFolder
+    trial: str | None = None
+    """The trial it belongs to, for trial folders below task folders (collectors.trials)."""
 
 
 class EpisodeReader(Protocol):
@@ -127,6 +131,34 @@ class Recount(Protocol):
         episodes: Sequence[Mapping[str, Any]],
         quarantine: Sequence[Mapping[str, Any]],
     ) -> list[str]: ...
+
+
+class Expander(Protocol):
+    """Turns a run found by name into the runs it holds (an inspect_ai log: one per epoch),
+    with the problems met (quarantine-shaped dicts: location, reason, message)."""
+
+    def __call__(self, source: Source, run: RunFolder) -> tuple[list[RunFolder], list[dict]]: ...
+
+
+class RunReader(Protocol):
+    """Reads every episode of a run at once (a log file that holds the whole run)."""
+
+    def __call__(
+        self,
+        source: Source,
+        run: RunFolder,
+        *,
+        run_id: str,
+        benchmark: str,
+        reported: Mapping[tuple[str, str], dict],
+    ) -> list[EpisodeCalls]: ...
+
+
+class LineCounter(Protocol):
+    """Re-counts a run's trajectory lines from its source for `deskscore check`: traj_file ->
+    lines, as the episodes record them (episodes.traj_file, episodes.n_lines)."""
+
+    def __call__(self, source: Source, run: RunFolder) -> dict[str, int]: ...
 
 
 class FormatError(ValueError):
@@ -175,6 +207,18 @@ class Format:
     """`deskscore check` re-counts its runs with this instead (see `Recount`)."""
     before: str | None = None
     """Detection: tried before this registered format (None: after every one so far)."""
+    expand_run: Expander | None = None
+    """When listing: the runs a run found by name holds (None: the run as found)."""
+    read_run: RunReader | None = None
+    """Every episode of a run at once, instead of `read_episode` per task folder."""
+    count_lines: LineCounter | None = None
+    """`check`'s re-count (with recount_lines); None: the lines of each task folder's *.jsonl."""
+
+    def expand(self, source: Source, run: RunFolder) -> tuple[list[RunFolder], list[dict]]:
+        """The runs `run` holds, and the problems met listing them."""
+        if self.expand_run is None:
+            return [run], []
+        return self.expand_run(source, run)
 
     def episodes(
         self,
@@ -187,6 +231,8 @@ class Format:
     ) -> list[EpisodeCalls]:
         """Every episode of `run`, one per task folder, in task order; `reported` holds the
         runner's own results by (domain, task id as the folder names it)."""
+        if self.read_run is not None:
+            return self.read_run(source, run, run_id=run_id, benchmark=benchmark, reported=reported)
         return [
             self.read_episode(
                 source,
@@ -313,14 +359,15 @@ def _collected_not_read(source: Source, run: RunFolder, task: TaskFolder, **_: A
 OSWORLD = Format(
     name="osworld",
     read_episode=with_messages(_read_osworld),
-    find=each_folder(_osworld_folder),
+    find=with_trial_folders(_osworld_folder),
     layout_default=True,
     read_light=_read_osworld_light,
     recount_lines=True,
 )
 """OSWorld result folders: <domain>/<uuid>/ with traj.jsonl, result.txt, screenshots, and the
 messages.json of Anthropic computer-use runs (instruction, per-turn replies: read as part of the
-folder, not as a format of its own, so a run whose folders differ stays one run)."""
+folder, not as a format of its own, so a run whose folders differ stays one run); trial folders
+<domain>/<uuid>/<trial>/ make one run per trial (collectors.trials)."""
 
 DESKCRAFT = Format(
     name="deskcraft",
@@ -357,7 +404,20 @@ LIVE = Format(name="live", read_episode=_collected_not_read)
 """Runs `deskscore collect` records: never found in archives; their screenshots live in the
 warehouse's store, so `check` cannot re-count them from a source."""
 
-BUILT_IN = (STEP_TRACES, OSWORLD, DESKCRAFT, UITARS, LIVE)
+INSPECT = Format(
+    name=inspect_log.FORMAT,
+    read_episode=inspect_log.read_log_episode,
+    find=inspect_log.find_logs,
+    expand_run=inspect_log.expand_log,
+    read_run=inspect_log.read_log,
+    read_run_meta=inspect_log.read_log_meta,
+    count_lines=inspect_log.count_log_lines,
+    recount_lines=True,
+)
+"""inspect_ai evaluation logs (.eval) of OSWorld: one run per log file and epoch (epochs are
+trials), read through inspect_ai's own log reader (the `inspect` extra)."""
+
+BUILT_IN = (STEP_TRACES, OSWORLD, DESKCRAFT, UITARS, LIVE, INSPECT)
 
 
 # ---- the registry --------------------------------------------------------------------------
@@ -492,17 +552,21 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "FAMILY_DESKCRAFT",
     "FAMILY_OSWORLD",
+    "INSPECT",
     "LIVE",
     "OSWORLD",
     "STEP_TRACES",
     "UITARS",
     "EpisodeCalls",
     "EpisodeRead",
+    "Expander",
     "Format",
     "FormatError",
     "Found",
+    "LineCounter",
     "Listing",
     "Recount",
+    "RunReader",
     "each_folder",
     "get",
     "names",

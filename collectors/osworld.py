@@ -549,6 +549,8 @@ def _read_episode(
         "reported_status": rep.get("reported_status"),
         "err_message": rep.get("err_message") or last_error,
         "metric_scores_json": None,  # per-metric scores: only DeskCraft's reader finds them
+        "total_time_s": None,  # episode times: only inspect_ai logs record them
+        "working_time_s": None,
     }
     if not want_steps:
         return EpisodeCalls(EpisodeRead(episode, [], q.rows, []), [])

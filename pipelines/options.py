@@ -190,6 +190,15 @@ class IngestOptions(BeamJobOptions):
     )
     force: bool = _force("read and rewrite every source, even those already ingested unchanged")
     compact: bool = _compact()
+    trial_of: str | None = option(
+        None,
+        "--trial-of",
+        metavar="NAME",
+        help="the runs of these sources are trials of one configuration named NAME (their "
+        "runs.run_group), e.g. results1/ and results2/ ingested one after the other; trial "
+        "figures (pass@k, pass^k) are computed per group. Relabelling an ingested source "
+        "needs --force",
+    )
 
     @property
     def recorded(self) -> dict[str, str | None]:

@@ -43,7 +43,8 @@ def _t(
 RUN_ID = Field(
     "run_id",
     "string",
-    "Deterministic id of the run: a hash of the source URL and the run's path inside it.",
+    "Deterministic id of the run: a hash of the source URL and the run's path inside it (and "
+    "of its trial, for trial folders below the task folders and epochs of an inspect_ai log).",
     True,
 )
 BENCHMARK = Field(
@@ -158,6 +159,24 @@ RUNS = _t(
         "string",
         "sha1 over every member read for this run (path and sha1 of its bytes) and the ingest "
         "code's version: equal hashes mean equal tables, so neither ingest nor score redo them.",
+    ),
+    Field(
+        "trial",
+        "string",
+        "Which trial of its configuration the run is, as the archive names it: the trial folder "
+        "(<domain>/<task_id>/<trial>/ or <run root>/<trial>/<domain>/<task_id>/), the epoch of an "
+        "inspect_ai log; for runs ingested with --trial-of, the source's name and the run's path "
+        "in it (with #<trial> for trial folders). Null for a run that is not a trial. "
+        "A label only: trial figures count runs (see trial_scores).",
+    ),
+    Field(
+        "run_group",
+        "string",
+        "The configuration the run is a trial of; runs that share it are trials of one "
+        "configuration (trial_scores). The run's own id for a run without trials; the id the "
+        "trial-less run root would have for trial folders and the epochs of one inspect_ai log; "
+        "the name given to `ingest --trial-of`. Null (read as the run itself) in runs recorded by "
+        "`deskscore collect`.",
     ),
 )
 
@@ -396,6 +415,18 @@ EPISODES = _t(
         "Per-metric evaluator scores a runner archived beside result.txt (eval_details.json), "
         'normalised to {"conj": "and"|"or"|null, "metrics": [{"func", "score"}, ...]}; null '
         "when none was archived. Lets the score pipeline recompute the conj rule offline.",
+    ),
+    Field(
+        "total_time_s",
+        "float64",
+        "Seconds the episode took in all, as the log records it (inspect_ai's total_time); "
+        "null for formats that do not record it.",
+    ),
+    Field(
+        "working_time_s",
+        "float64",
+        "Seconds the episode spent working, waits for rate limits and sandboxes left out "
+        "(inspect_ai's working_time); null for formats that do not record it.",
     ),
 )
 
@@ -701,6 +732,64 @@ RUN_SCORES = _t(
         True,
     ),
     METRIC_COLUMNS,
+)
+
+TRIAL_SCORES = _t(
+    "trial_scores",
+    "Figures over the trials of one configuration (the runs sharing a run_group), under one "
+    "score configuration: one row per k = 1 .. n_trials. For a task, n = the group's trials "
+    "that ran it with a usable result and c = those that succeeded strictly (r == 1); pass@k "
+    "and pass^k are averaged over the tasks with n >= k (deskscore.scorers.trials). Written by "
+    "`deskscore score` after its per-run stages, one file per benchmark and configuration.",
+    ("run_group", "human_version", "max_steps_scoring", "compat", "k"),
+    ("benchmark",),
+    Field("run_group", "string", "The group (runs.run_group; a run alone is its own).", True),
+    BENCHMARK,
+    HUMAN_VERSION,
+    Field("max_steps_scoring", "int32", "The --max-steps-scoring asked for.", True),
+    Field("compat", "string", "Scoring rules: deskscore (default) or osworld-human.", True),
+    Field(
+        "n_trials",
+        "int32",
+        "Runs of the group with figures under this configuration (K: the largest k).",
+        True,
+    ),
+    Field("run_ids", "list<string>", "Those runs' ids, in the order of their trial labels.", True),
+    Field(
+        "trials", "list<string>", "Their trial labels (runs.trial; '' for none), same order.", True
+    ),
+    Field(
+        "n_tasks",
+        "int32",
+        "Tasks at least one trial ran with a usable result (episode_scores.reward not null).",
+        True,
+    ),
+    Field(
+        "mean_reward",
+        "float64",
+        "Mean over those tasks of each task's mean reward over the trials that ran it (partial "
+        "credit counts; strict success is pass_at_k at k = 1). Null without such a task.",
+    ),
+    Field("k", "int32", "Trials drawn: 1 .. n_trials.", True),
+    Field(
+        "n_tasks_k",
+        "int32",
+        "Tasks with n >= k, which the two means of this row are over (a task fewer than k "
+        "trials ran has no estimate at k).",
+        True,
+    ),
+    Field(
+        "pass_at_k",
+        "float64",
+        "Mean over those tasks of 1 - C(n-c, k) / C(n, k): the chance that at least one of k "
+        "trials succeeds. At k = 1, the mean per-task success rate c / n. Null without a task.",
+    ),
+    Field(
+        "pass_hat_k",
+        "float64",
+        "pass^k: mean over those tasks of C(c, k) / C(n, k): the chance that all k trials "
+        "succeed. Null without a task.",
+    ),
 )
 
 SCREENSHOTS = _t(
@@ -1165,6 +1254,7 @@ TABLES: dict[str, Table] = {
         QUARANTINE,
         EPISODE_SCORES,
         RUN_SCORES,
+        TRIAL_SCORES,
         SCREENSHOTS,
         SCREENSHOT_REFS,
         LOOP_SPANS,

@@ -71,23 +71,30 @@ def _schema_problems(wh: object) -> tuple[list[str], int]:
 
 
 def _source_counts(
-    source_uri: str, run_path: str, layout: str | None = None
+    source_uri: str, run_id: str, layout: str | None = None
 ) -> tuple[dict[str, int], int] | None:
     """Lines of each trajectory file and the task folders of one run, re-read from its source
-    and found as ingest found them (with the `layout` it recorded, or default discovery);
-    None when the source cannot be opened any more (moved, offline)."""
-    from deskscore.collectors.layout import discover
+    and found as ingest found them (with the `layout` it recorded, or default discovery; the
+    format's own count when it has one); None when the source cannot be opened any more
+    (moved, offline)."""
+    from deskscore.collectors.formats import get
+    from deskscore.collectors.layout import discover_source
     from deskscore.collectors.osworld import count_lines
     from deskscore.collectors.source import SourceError, open_source
+    from deskscore.collectors.trials import run_identity
 
     try:
         src = open_source(source_uri)
     except (SourceError, OSError):
         return None
     with src:
-        runs = [r for r in discover(src.files(), layout) if r.run_path == run_path]
+        found, _ = discover_source(src, layout)
+        runs = [r for r in found if run_identity(src.uri, r)[0] == run_id]
         if not runs:
             return {}, 0
+        counter = get(runs[0].format).count_lines
+        if counter is not None:
+            return counter(src, runs[0]), len(runs[0].tasks)
         lines: dict[str, int] = {}
         for task in runs[0].tasks:
             for name in task.files:
@@ -101,8 +108,7 @@ def _source_counts(
 
 
 def _format_recount(
-    source_uri: str,
-    run_path: str,
+    run: dict[str, Any],
     recount: Any,
     episodes: list[dict[str, Any]],
     quarantine: list[dict[str, Any]],
@@ -113,11 +119,12 @@ def _format_recount(
     from deskscore.collectors.source import SourceError, open_source
 
     try:
-        src = open_source(source_uri)
+        src = open_source(run["source"])
     except (SourceError, OSError):
         return None
     with src:
-        runs = [r for r in discover(src.files()) if r.run_path == run_path]
+        found = discover(src.files(), run.get("layout"))
+        runs = [r for r in found if r.run_path == run["run_path"]]
         if not runs:
             return [], 0
         return recount(src, runs[0], episodes, quarantine), len(runs[0].tasks)
@@ -199,8 +206,8 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
         fmt = get_format(run["format"])
         if sources and fmt.recount is not None:
             mine = [e for e in episodes if e["run_id"] == rid]
-            found = _format_recount(run["source"], run["run_path"], fmt.recount, mine,
-                                    [q for q in q_rows if q["run_id"] == rid])  # fmt: skip
+            held_q = [q for q in q_rows if q["run_id"] == rid]
+            found = _format_recount(run, fmt.recount, mine, held_q)
             if found is None:
                 unreachable += 1
                 continue
@@ -215,7 +222,7 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
             continue
         if not sources or not fmt.recount_lines:
             continue
-        counted = _source_counts(run["source"], run["run_path"], run.get("layout"))
+        counted = _source_counts(run["source"], rid, run.get("layout"))
         if counted is None:
             unreachable += 1
             continue

@@ -16,7 +16,7 @@ from typing import Any
 from deskscore.pipelines.cli.args import warehouse_arg
 from deskscore.pipelines.cli.breakdowns import BY, LEVEL_SOURCES, SPLITS, breakdown_text
 from deskscore.pipelines.cli.columns import leaderboard_columns
-from deskscore.pipelines.cli.common import existing_warehouse
+from deskscore.pipelines.cli.common import UserError, existing_warehouse
 from deskscore.pipelines.cli.output import FORMATS, render
 from deskscore.pipelines.cli.scored import configuration, where
 from deskscore.scorers.config import COMPAT_MODES, HUMAN_VERSIONS, ScoreConfig
@@ -62,6 +62,12 @@ def add_parser(sub: Any) -> None:
         default=SPLITS[0],
         choices=SPLITS,
         help="with --by level|app|domain: one DeskCraft split (default all)",
+    )
+    p.add_argument(
+        "--trials",
+        action="store_true",
+        help="one row per run group (the trials of one configuration: trial folders, epochs, "
+        "ingest --trial-of) with pass@1, pass@k and pass^k at k = its trial count (mart trials)",
     )
     p.set_defaults(handler=run)
 
@@ -142,6 +148,8 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         "max_steps_scoring": args.max_steps_scoring,
         "compat": args.compat,
     }
+    if getattr(args, "trials", False):  # run groups: pipelines/cli/trials_board.py
+        return _trials(args)
     if getattr(args, "by", None):  # slices: pipelines/cli/breakdowns.py
         print(
             breakdown_text(
@@ -155,4 +163,18 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         )
         return 0
     print(leaderboard_text(args.warehouse, args.format, **chosen))
+    return 0
+
+
+def _trials(args: argparse.Namespace) -> int:
+    from deskscore.pipelines.cli.trials_board import trials_text
+
+    filters = {"human_version": args.human_version, "max_steps_scoring": args.max_steps_scoring}
+    text, n_rows = trials_text(args.warehouse, args.format, **filters, compat=args.compat)
+    if not n_rows:
+        raise UserError(
+            f"no trial figures: run 'deskscore score --warehouse {args.warehouse}' (with the "
+            "options asked for here) to compute them"
+        )
+    print(text)
     return 0

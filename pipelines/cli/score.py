@@ -78,6 +78,11 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
             f"priced {result.calls_priced} model call(s)"
             + (f"; {unpriced} without a price (see 'deskscore cost')" if unpriced else "")
         )
+    if result.trial_groups:
+        print(
+            f"trial figures (pass@k, pass^k) of {result.trial_groups} group(s) of several "
+            "trials: 'deskscore leaderboard --trials'"
+        )
     disagree = result.verdicts_disagree
     print(
         f"verdicts: {result.verdicts_archived} archived, "

@@ -150,9 +150,8 @@ def _figures(wh: Any, run_ids: set[str], source_ids: set[str]) -> dict[str, int]
 
     def rows(name: str, columns: list[str], ids: set[str]) -> pa.Table:
         table = wh.read(name, columns=columns)
-        return table.filter(
-            pc.is_in(table.column("run_id"), value_set=pa.array(sorted(ids), pa.string()))
-        )
+        ids_array = pa.array(sorted(ids), type=pa.string())  # typed: a source may give no run
+        return table.filter(pc.is_in(table.column("run_id"), value_set=ids_array))
 
     episodes = rows("episodes", ["run_id", "n_lines"], run_ids)
     return {
@@ -209,7 +208,8 @@ def run_ingest(options: IngestOptions) -> IngestResult:
     if not plan.todo:
         return IngestResult(plan)
     listings = [
-        list_source(u, plan.stamps[u], options.benchmark, options.layout) for u in plan.todo
+        list_source(u, plan.stamps[u], options.benchmark, options.layout, options.trial_of)
+        for u in plan.todo
     ]
     work = [w for listing in listings for w in listing.runs]
     run_ids = {w.key.run_id for w in work}

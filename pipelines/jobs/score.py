@@ -114,6 +114,8 @@ class ScoreResult:
     verdicts_archived: int = 0
     verdicts_recomputed: int = 0
     verdicts_disagree: int = 0
+    trial_groups: int = 0
+    """Run groups of two trials or more whose trial_scores were written."""
     engine: str = "direct"
 
 
@@ -231,6 +233,7 @@ def run_score(options: ScoreOptions) -> ScoreResult:
     from deskscore.pipelines.jobs.score_inputs import inputs_digests, record, stale
     from deskscore.pipelines.jobs.task_facts import ensure_deskcraft_tasks, uses_deskcraft_tasks
     from deskscore.pipelines.stages.base import run_keys
+    from deskscore.pipelines.stages.trials import TrialScores
     from deskscore.scorers.cost import load_prices
 
     prices = load_prices(options.prices) if options.costs else None  # fails before any write
@@ -244,15 +247,24 @@ def run_score(options: ScoreOptions) -> ScoreResult:
     digests = inputs_digests(wh, keys, inputs.digest_parts())
     todo = stale(wh, keys, digests, options.config, options.force)
     skipped = len(keys) - len(todo)
+    groups = TrialScores(str(wh.root), options.config)  # after the per-run stages: see its doc
     if not todo:
-        return ScoreResult(runs_unchanged=skipped)
+        missing = groups.missing(k.benchmark for k in keys)
+        return ScoreResult(runs_unchanged=skipped, trial_groups=groups.run() if missing else 0)
     stages = inputs.stages(str(wh.root))
     engine = run_stages(
         stages, todo, engine=options.engine, workers=options.workers, beam_args=options.beam_args
     )
     check_outputs(wh, stages, todo)
+    trial_groups = groups.run()
     record(wh, todo, digests, options.config)
     figures = _figures(wh, todo, options)
     if options.compact:
         wh.compact()
-    return ScoreResult(runs_scored=len(todo), runs_unchanged=skipped, engine=engine, **figures)
+    return ScoreResult(
+        runs_scored=len(todo),
+        runs_unchanged=skipped,
+        trial_groups=trial_groups,
+        engine=engine,
+        **figures,
+    )

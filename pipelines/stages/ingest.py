@@ -98,7 +98,7 @@ class IngestStage(RunStage):
 
         key, part = work.key, work.partition
         try:
-            source, run = self._sources.run(key.source, work.run_path)
+            source, run = self._sources.run(key.source, key.run_id)
         except SourceError as exc:
             run, problem = None, f"{exc}; the source changed while it was being ingested"
         else:

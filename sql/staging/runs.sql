@@ -19,5 +19,7 @@ SELECT
     CAST(summary_source AS VARCHAR)   AS summary_source,
     CAST(fingerprint AS VARCHAR)      AS fingerprint,
     CAST(source_stamp AS VARCHAR)     AS source_stamp,
-    CAST(content_hash AS VARCHAR)     AS content_hash
+    CAST(content_hash AS VARCHAR)     AS content_hash,
+    CAST(trial AS VARCHAR)            AS trial,
+    CAST(run_group AS VARCHAR)        AS run_group
 FROM raw_runs;

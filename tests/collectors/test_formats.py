@@ -76,7 +76,13 @@ def test_how_each_built_in_format_is_scored_and_checked() -> None:
     }
     assert formats.DESKCRAFT.facts_family == formats.FAMILY_DESKCRAFT
     assert formats.OSWORLD.facts_family == formats.LIVE.facts_family == formats.FAMILY_OSWORLD
-    assert [f.name for f in formats.BUILT_IN if f.recount_lines] == ["osworld", "deskcraft"]
+    assert [f.name for f in formats.BUILT_IN if f.recount_lines] == [
+        "osworld",
+        "deskcraft",
+        "inspect",
+    ]
+    assert formats.INSPECT.human_key == formats.BY_TASK_ID
+    assert formats.INSPECT.facts_family == formats.FAMILY_OSWORLD
     assert [f.name for f in formats.BUILT_IN if f.recount] == ["step-traces"]
 
 
