@@ -106,7 +106,13 @@ def test_screenshots_are_real_frames_of_the_display_that_change_as_actions_run(c
     from PIL import Image
 
     steps = by_task(collected["tables"]["steps"], "L1_os_wrong_text")
-    assert [s["action_kind"] for s in steps] == ["click", "type", "done"]
+    # the first step clicks the terminal, then types: one step of two calls (kind multi)
+    assert [s["action_kind"] for s in steps] == ["multi", "type", "done"]
+    first = by_task(collected["tables"]["step_actions"], "L1_os_wrong_text", "action_idx")
+    assert [(a["step_idx"], a["kind"]) for a in first if a["step_idx"] == steps[0]["step_idx"]] == [
+        (steps[0]["step_idx"], "click"),
+        (steps[0]["step_idx"], "type"),
+    ]
     run = collected["tables"]["runs"][0]
     hashes = []
     for s in steps:
@@ -142,7 +148,7 @@ def test_verdicts_come_from_the_final_state_of_the_desktop(collected) -> None:
 def test_call_user_is_an_exchange_never_a_step(collected) -> None:
     steps = by_task(collected["tables"]["steps"], "INTERACTIVE_os_tidy_downloads")
     assert [(s["step_num"], s["phase"], s["action_kind"]) for s in steps] == [
-        (2, 2, "click"),
+        (2, 2, "multi"),
         (3, 2, "done"),
     ]
     rows = by_task(collected["tables"]["interactions"], "INTERACTIVE_os_tidy_downloads", "seq")
