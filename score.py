@@ -204,7 +204,8 @@ def _read_run(args: argparse.Namespace, out: Callable[[str], None]) -> _Run:
                 with contextlib.suppress(SourceError):
                     run.extra_t.append(count_lines(source.read_bytes(f"{rel}/{n}")))
         task = TaskFolder(rel, domain, task_id, tuple(files))
-        ep, _, q = fmt.light(source, folder_run, task, run_id="score.py", benchmark="osworld")
+        light = fmt.light(source, folder_run, task, run_id="score.py", benchmark="osworld")
+        ep, q = light.episode, light.quarantine
         run.episodes.append(ep)
         run.display.append(display)
         _traversal_lines(args, ep, q, display, len(jsonl) if original else 1, out)
@@ -387,16 +388,24 @@ def main(argv: list[str] | None = None) -> int:
 
     out("\n=== RESULTS ===")
     out(f"Skipped {skipped} tasks that were not found in trajectories.")
+    if totals["n_tasks_matched"] == 0 and not original:
+        out("NOTE: no task of the run matched a human task: the figures over them are n/a")
     out(
-        f"Original OSWorld Result: {totals['success_rate_human'] * 100:.2f}% "
+        f"Original OSWorld Result: {_shown(totals['success_rate_human'], 100, '%')} "
         f"(on {n_human} human tasks)"
     )
-    out(f"Single Action WES+: {totals['wes_plus_single'] * 100:.2f}")
-    out(f"Grouped Action WES+: {totals['wes_plus_grouped'] * 100:.2f}")
-    out(f"WES-: {totals['wes_minus']:.2f}")
-    out(f"Single Action WES: {100 * totals['wes_single']:.2f}")
-    out(f"Grouped Action WES: {100 * totals['wes_grouped']:.2f}")
+    out(f"Single Action WES+: {_shown(totals['wes_plus_single'], 100)}")
+    out(f"Grouped Action WES+: {_shown(totals['wes_plus_grouped'], 100)}")
+    out(f"WES-: {_shown(totals['wes_minus'], 1)}")
+    out(f"Single Action WES: {_shown(totals['wes_single'], 100)}")
+    out(f"Grouped Action WES: {_shown(totals['wes_grouped'], 100)}")
     return 0
+
+
+def _shown(figure: float | None, scale: int, unit: str = "") -> str:
+    """A figure as the original prints it; n/a where the deskscore rules leave it null (no
+    task matched), a case the original prints as 0."""
+    return "n/a" if figure is None else f"{scale * figure:.2f}{unit}"
 
 
 if __name__ == "__main__":

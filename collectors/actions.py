@@ -1,26 +1,34 @@
-"""Parsing one archived agent action into a kind, a pointer position and typed text.
+"""Parsing one archived agent action into its sub-actions and the step's kind, position, text.
 
 OSWorld runners log an action per trajectory line in one of several shapes: a pyautogui code
 string, a special word (WAIT, DONE, FAIL, CALL_USER), or a dict from the Claude computer-use
 agent, the OpenAI Operator / GPT-5.4 agents, or the `computer_13` action space. Loop
 detection and the step tables need the same few facts from each, so `parse_action` reduces
-every shape to one flat dict. It is called once per trajectory line, so it is a regex scan
-(no `ast` parse of the code) and it is total: no JSON value makes it raise.
+every shape to one flat dict, plus the step's sub-actions (the `step_actions` rows): every
+call of a code string, in order (`deskscore.collectors.action_code`, which also states the
+rule that gives a step of several calls its one kind), or the one dict action or word. It is
+total: no JSON value makes it raise.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from deskscore.collectors.action_code import SubAction, read_code
 
 KINDS: tuple[str, ...] = (
     "click", "double_click", "right_click", "triple_click", "move", "drag", "mouse_down",
     "mouse_up", "type", "hotkey", "press", "key_down", "key_up", "scroll", "wait", "done",
-    "fail", "bash", "screenshot", "call_user", "error", "other",
+    "fail", "bash", "screenshot", "call_user", "multi", "error", "other",
 )  # fmt: skip
 """Every value `action_kind` can take (the steps table documents the same list)."""
+
+ACTION_KINDS: tuple[str, ...] = tuple(k for k in KINDS if k not in ("multi", "error"))
+"""Every value a sub-action's kind can take (step_actions.kind): `multi` only describes a
+step, and a runner error line holds no action."""
 
 FORMATS: tuple[str, ...] = ("code", "special", "claude", "operator", "computer_13", "dict", "none")
 """Every value `action_format` can take."""
@@ -33,75 +41,12 @@ KEYS: tuple[str, ...] = (
     "y",
     "text",
     "response",
+    "actions",
 )
 """The keys of every dict `parse_action` returns."""
 
 SPECIAL_KINDS = {"WAIT": "wait", "DONE": "done", "FAIL": "fail", "CALL_USER": "call_user"}
 """Special action words, exactly as OSWorld spells them (upper case)."""
-
-# pyautogui function -> (kind, where its coordinates sit: "xy" first two args, "scroll" args
-# two and three, None no absolute coordinates).
-_FUNCS: dict[str, tuple[str, str | None]] = {
-    "click": ("click", "xy"),
-    "leftClick": ("click", "xy"),
-    "middleClick": ("click", "xy"),
-    "doubleClick": ("double_click", "xy"),
-    "rightClick": ("right_click", "xy"),
-    "tripleClick": ("triple_click", "xy"),
-    "moveTo": ("move", "xy"),
-    "moveRel": ("move", None),
-    "move": ("move", None),
-    "dragTo": ("drag", "xy"),
-    "dragRel": ("drag", None),
-    "drag": ("drag", None),
-    "mouseDown": ("mouse_down", "xy"),
-    "mouseUp": ("mouse_up", "xy"),
-    "write": ("type", None),
-    "typewrite": ("type", None),
-    "hotkey": ("hotkey", None),
-    "press": ("press", None),
-    "keyDown": ("key_down", None),
-    "keyUp": ("key_up", None),
-    "scroll": ("scroll", "scroll"),
-    "hscroll": ("scroll", "scroll"),
-    "vscroll": ("scroll", "scroll"),
-    "sleep": ("wait", None),
-    "screenshot": ("screenshot", None),
-}
-
-# A kind decides only if no call of a lower tier is in the script: a leading moveTo or held
-# modifier key is preparation for the click or drag that follows (Operator logs
-# "moveTo(x, y)\nclick(button='left')"), and a sleep is only a pause.
-_TEXT_KINDS = frozenset(("type", "hotkey", "press", "key_down", "key_up"))
-_TIER = {"move": 1, "key_down": 1, "key_up": 1, "wait": 2, "screenshot": 2}
-
-_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_SQ = r"'(?:[^'\\]|\\.)*+'"
-_DQ = r'"(?:[^"\\]|\\.)*+"'
-_STR = (
-    r"[rRuUbBfF]{0,2}(?:"
-    r'"""(?:[^"\\]|\\.|"(?!""))*+"""'
-    r"|'''(?:[^'\\]|\\.|'(?!''))*+'''"
-    r'|"(?:[^"\\\n]|\\.)*+"'
-    r"|'(?:[^'\\\n]|\\.)*+')"
-)
-_CALL = re.compile(r"\bpyautogui\s*\.\s*(\w+)\s*\(|\btime\s*\.\s*sleep\s*\(")
-# The argument text of a call: up to its closing parenthesis, one level of nesting, quotes
-# respected (a triple-quoted literal splits into quoted pieces, which this still accepts).
-_ARGS = re.compile(
-    r"(?:[^()'\"]++|" + _SQ + "|" + _DQ + r"|\((?:[^()'\"]|" + _SQ + "|" + _DQ + r")*+\))*+",
-    re.S,
-)
-_XY = re.compile(rf"\s*\(?\s*(?:x\s*=\s*)?({_NUM})\s*,\s*(?:y\s*=\s*)?({_NUM})")
-_SCROLL_XY = re.compile(
-    rf"\s*(?:clicks\s*=\s*)?{_NUM}\s*,\s*(?:x\s*=\s*)?({_NUM})\s*,\s*(?:y\s*=\s*)?({_NUM})"
-)
-_KW_X = re.compile(rf"(?:^|[\s,(])x\s*=\s*({_NUM})")
-_KW_Y = re.compile(rf"(?:^|[\s,(])y\s*=\s*({_NUM})")
-_BUTTON = re.compile(r"""\bbutton\s*=\s*['"](\w+)['"]""")
-_CLICKS = re.compile(r"\bclicks\s*=\s*(\d+)")
-_STRLIT = re.compile(_STR, re.S)
-_FIRST_STR = re.compile(rf"\s*(?:message\s*=\s*)?\[?\s*({_STR})", re.S)
 
 
 def _result(
@@ -112,7 +57,15 @@ def _result(
     y: float | None = None,
     typed: str | None = None,
     response: str | None = None,
+    actions: tuple[SubAction, ...] | None = None,
+    func: str | None = None,
+    keys: Sequence[str] | None = None,
 ) -> dict:
+    """The flat dict; a structured action without `actions` is one sub-action of its own."""
+    if actions is None:
+        actions = (
+            SubAction(kind, func, x, y, typed, tuple(keys) if keys else None, parser="dict"),
+        )
     return {
         "action_text": text,
         "action_format": fmt,
@@ -121,6 +74,7 @@ def _result(
         "y": y,
         "text": typed,
         "response": response,
+        "actions": actions,
     }
 
 
@@ -166,145 +120,21 @@ def _pair(value: Any) -> tuple[float | None, float | None]:
     return (x, y) if x is not None and y is not None else (None, None)
 
 
-def _literal(token: str) -> str:
-    """The value of a Python string literal token, decoded cheaply (escapes only when present)."""
-    i = 0
-    while token[i] not in "'\"":
-        i += 1
-    prefix, body = token[:i].lower(), token[i:]
-    q = 3 if body[:3] in ('"""', "'''") and len(body) >= 6 else 1
-    inner = body[q:-q]
-    if "\\" not in inner or "r" in prefix:
-        return inner
-    try:
-        return inner.encode("latin-1", "backslashreplace").decode("unicode_escape")
-    except Exception:
-        return inner
-
-
-def _strings(args: str) -> list[str]:
-    return [_literal(m.group()) for m in _STRLIT.finditer(args)]
-
-
 def _join_keys(keys: list[str]) -> str | None:
     return "+".join(keys) if keys else None
 
 
-def _args(code: str, pos: int) -> str:
-    m = _ARGS.match(code, pos)
-    return m.group() if m else ""
-
-
-def _code_xy(
-    code: str, pos: int, where: str, args: str | None
-) -> tuple[float | None, float | None]:
-    m = (_XY if where == "xy" else _SCROLL_XY).match(code, pos)
-    if m:
-        x, y = _coord(m.group(1)), _coord(m.group(2))
-    else:
-        if args is None:
-            args = _args(code, pos)
-        mx, my = _KW_X.search(args), _KW_Y.search(args)
-        if not (mx and my):
-            return None, None
-        x, y = _coord(mx.group(1)), _coord(my.group(1))
-    return (x, y) if x is not None and y is not None else (None, None)
-
-
-def _click_kind(args: str) -> str:
-    """click(button='right') is a right click; clicks=2 or 3 a double or triple click."""
-    b = _BUTTON.search(args)
-    if b and b.group(1) == "right":
-        return "right_click"
-    c = _CLICKS.search(args)
-    if c and c.group(1) == "2":
-        return "double_click"
-    if c and c.group(1) == "3":
-        return "triple_click"
-    return "click"
-
-
-def _call_text(kind: str, args: str) -> str | None:
-    if kind == "type":
-        m = _FIRST_STR.match(args)
-        if not m:
-            return None
-        if "[" in args[: m.start(1)]:
-            items = _strings(args)
-            if all(len(i) == 1 for i in items):
-                return "".join(items)
-            return _join_keys(items)
-        return _literal(m.group(1))
-    if kind in ("hotkey", "press", "key_down", "key_up"):
-        return _join_keys(_strings(args))
-    return None
-
-
-def parse_code(code: str) -> tuple[str, float | None, float | None, str | None]:
-    """(kind, x, y, text) of a pyautogui script.
-
-    The kind is the first call of the lowest tier (a click, type, drag, ... over a moveTo,
-    keyDown or keyUp, over a sleep); a script of only keyDown/keyUp calls is a hotkey (several
-    keys) or a press (one). x/y come from the first call that carries numeric absolute
-    coordinates; text from the deciding call (typed text, keys joined with '+').
-    """
-    stripped = code.lstrip()
-    if stripped.startswith("BASH "):
-        return "bash", None, None, stripped[5:]
-    kind = None
-    tier = 3
-    text = None
-    x = y = None
-    downs: list[str] = []
-    only_keys = True
-    has_up = False
-    for m in _CALL.finditer(code):
-        fn = m.group(1)
-        if fn is None:
-            k, where = "wait", None
-        else:
-            spec = _FUNCS.get(fn)
-            if spec is None:
-                continue
-            k, where = spec
-        is_key = k == "key_down" or k == "key_up"
-        if not is_key:
-            only_keys = False
-        t = _TIER.get(k, 0)
-        if not (t < tier or (where and x is None) or (is_key and only_keys)):
-            continue
-        pos = m.end()
-        args = None
-        if fn == "click" or (is_key and only_keys) or (t < tier and k in _TEXT_KINDS):
-            args = _args(code, pos)
-            if fn == "click":
-                k = _click_kind(args)
-        if is_key and only_keys:
-            if k == "key_down":
-                downs.extend(_strings(args))
-            else:
-                has_up = True
-        if t < tier:
-            kind, tier = k, t
-            text = _call_text(k, args) if args is not None else None
-        if where and x is None:
-            x, y = _code_xy(code, pos, where, args)
-        if tier == 0 and x is not None:
-            break
-    if kind is None:
-        return "other", x, y, None
-    if only_keys and has_up and downs:
-        return ("hotkey" if len(downs) > 1 else "press"), x, y, "+".join(downs)
-    return kind, x, y, text
+def _word(action: str, kind: str, fmt: str = "special", response: str | None = None) -> dict:
+    sub = SubAction(kind, None, call_text=action.strip(), parser="word")
+    return _result(action, fmt, kind, response=response, actions=(sub,))
 
 
 def _parse_string(action: str) -> dict:
-    word = action.strip()
-    special = SPECIAL_KINDS.get(word)
+    special = SPECIAL_KINDS.get(action.strip())
     if special is not None:
-        return _result(action, "special", special)
-    kind, x, y, text = parse_code(action)
-    return _result(action, "code", kind, x, y, text)
+        return _word(action, special)
+    code = read_code(action)
+    return _result(action, "code", code.kind, code.x, code.y, code.text, actions=code.actions)
 
 
 _CLAUDE_KINDS = {
@@ -344,10 +174,13 @@ def _parse_claude(action: dict) -> dict:
         word = command.strip()
         kind = SPECIAL_KINDS.get(word)
         if kind is None:
-            kind, cx, cy, typed = parse_code(command)
+            code = read_code(command)
+            kind, cx, cy, typed = code.kind, code.x, code.y, code.text
+    func = action.get("name") if isinstance(action.get("name"), str) else None
     if isinstance(inp, dict):
         name = inp.get("action")
         if isinstance(name, str):
+            func = name
             mapped = _CLAUDE_KINDS.get(name.strip().lower().replace(" ", "_"))
             if mapped is not None:
                 kind = mapped
@@ -361,7 +194,7 @@ def _parse_claude(action: dict) -> dict:
     if kind is None:
         at = action.get("action_type")
         kind = SPECIAL_KINDS.get(at, "other") if isinstance(at, str) else "other"
-    return _result(text, "claude", kind, cx, cy, typed, response)
+    return _result(text, "claude", kind, cx, cy, typed, response, func=func)
 
 
 _OPERATOR_KINDS = {
@@ -390,6 +223,8 @@ def _parse_operator(action: dict) -> dict:
     if not isinstance(inner, dict):
         return _result(_as_text(inner), "operator", "other", response=response)
     typ = inner.get("type")
+    keys = inner.get("keys")
+    keys = keys if isinstance(keys, list) and all(isinstance(k, str) for k in keys) else None
     kind = _OPERATOR_KINDS.get(typ, "other") if isinstance(typ, str) else "other"
     if kind == "click" and inner.get("button") == "right":
         kind = "right_click"
@@ -400,11 +235,9 @@ def _parse_operator(action: dict) -> dict:
             x, y = _pair(path[0])
     typed = inner.get("text")
     if not isinstance(typed, str):
-        keys = inner.get("keys")
-        typed = None
-        if isinstance(keys, list) and all(isinstance(k, str) for k in keys):
-            typed = _join_keys(keys)
-    return _result(_dumps(inner), "operator", kind, x, y, typed, response)
+        typed = _join_keys(keys) if keys is not None else None
+    func = typ if isinstance(typ, str) else None
+    return _result(_dumps(inner), "operator", kind, x, y, typed, response, func=func, keys=keys)
 
 
 _C13_KINDS = {
@@ -427,7 +260,7 @@ _C13_KINDS = {
 }
 
 
-def _parse_computer_13(action: dict, kind: str) -> dict:
+def _parse_computer_13(action: dict, kind: str, func: str) -> dict:
     params = action.get("parameters")
     if not isinstance(params, dict):
         params = action
@@ -438,7 +271,7 @@ def _parse_computer_13(action: dict, kind: str) -> dict:
         elif clicks in (2, 3) and not isinstance(clicks, bool):
             kind = "double_click" if clicks == 2 else "triple_click"
     x, y = _pair(params)
-    typed = None
+    typed = keys = None
     if kind == "type":
         typed = params.get("text")
     elif kind == "hotkey":
@@ -446,13 +279,15 @@ def _parse_computer_13(action: dict, kind: str) -> dict:
         if isinstance(keys, list) and all(isinstance(k, str) for k in keys):
             typed = _join_keys(keys)
         elif isinstance(keys, str):
-            typed = keys
+            typed, keys = keys, [keys]
+        else:
+            keys = None
     elif kind in ("press", "key_down", "key_up"):
         typed = params.get("key")
+        keys = [typed] if isinstance(typed, str) else None
     typed = typed if isinstance(typed, str) else None
-    return _result(
-        _dumps(action), "computer_13", kind, x, y, typed, _as_text(action.get("raw_response"))
-    )
+    response = _as_text(action.get("raw_response"))
+    return _result(_dumps(action), "computer_13", kind, x, y, typed, response, func=func, keys=keys)
 
 
 def _parse_dict(action: dict) -> dict:
@@ -460,9 +295,7 @@ def _parse_dict(action: dict) -> dict:
     if isinstance(at, str):
         up = at.strip().upper()
         if up in SPECIAL_KINDS and not (set(action) - {"action_type", "raw_response"}):
-            return _result(
-                at, "special", SPECIAL_KINDS[up], response=_as_text(action.get("raw_response"))
-            )
+            return _word(at, SPECIAL_KINDS[up], response=_as_text(action.get("raw_response")))
     if isinstance(action.get("input"), dict) or at == "tool_use" or "command" in action:
         return _parse_claude(action)
     if "action_space" in action or "call_id" in action or "pending_checks" in action:
@@ -470,20 +303,58 @@ def _parse_dict(action: dict) -> dict:
     if isinstance(at, str):
         kind = _C13_KINDS.get(at.strip().upper())
         if kind is not None:
-            return _parse_computer_13(action, kind)
-    return _result(_dumps(action), "dict", "other", response=_as_text(action.get("raw_response")))
+            return _parse_computer_13(action, kind, at)
+    func = at if isinstance(at, str) else None
+    response = _as_text(action.get("raw_response"))
+    return _result(_dumps(action), "dict", "other", response=response, func=func)
 
 
 def parse_action(action: object) -> dict:
     """Keys: action_text (str|None), action_format, action_kind, x (float|None), y (float|None),
-    text (str|None), response (str|None). Total: never raises, for any JSON value."""
+    text (str|None), response (str|None), actions (the step's SubActions, in order: one per
+    call of a code string, the one dict action or word; none for no action). Total: never
+    raises, for any JSON value."""
     try:
         if isinstance(action, str):
             return _parse_string(action)
         if isinstance(action, dict):
             return _parse_dict(action)
         if action is None:
-            return _result(None, "none", "other")
+            return _result(None, "none", "other", actions=())
         return _result(_dumps(action), "dict", "other")
     except Exception:  # a shape no branch foresaw: keep the text, never lose the line
         return _result(_dumps(action), "dict", "other")
+
+
+STEP_KEYS: tuple[str, ...] = ("run_id", "benchmark", "domain", "task_id", "step_idx")
+"""The step row's keys every step_actions row repeats."""
+
+
+def action_rows(step: Mapping[str, Any], actions: Iterable[SubAction]) -> list[dict]:
+    """The step_actions rows of one step row's sub-actions (`parse_action(...)["actions"]`)."""
+    keys = {k: step[k] for k in STEP_KEYS}
+    rows = []
+    for i, a in enumerate(actions):
+        row = {**keys, "action_idx": i, **a._asdict()}
+        row["keys"] = list(a.keys) if a.keys is not None else None
+        rows.append(row)
+    return rows
+
+
+def derived_action_rows(steps: Iterable[Mapping[str, Any]]) -> list[dict]:
+    """step_actions rows for step rows a reader built without their sub-actions (a plugin
+    format that only fills `steps`): a code string or special word is read again from
+    action_text; any other step is one sub-action of the step's own kind, position and text.
+    Runner error lines and steps without an action have none."""
+    rows: list[dict] = []
+    for s in steps:
+        fmt, kind, text = s.get("action_format"), s.get("action_kind"), s.get("action_text")
+        if kind == "error" or fmt == "none":
+            continue
+        if fmt in ("code", "special") and isinstance(text, str):
+            acts = parse_action(text)["actions"]
+        else:
+            acts = (SubAction(kind or "other", None, s.get("x"), s.get("y"), s.get("text"),
+                              parser="dict"),)  # fmt: skip
+        rows.extend(action_rows(s, acts))
+    return rows

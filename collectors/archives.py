@@ -162,6 +162,11 @@ class DigestingSource(Source):
     def size(self, path: str) -> int:
         return self._inner.size(path)
 
+    def note(self, path: str, sha1: str) -> None:
+        """Count a file a reader read without read_bytes (handed to a library by its local
+        path, as inspect_ai logs are) by the sha1 of its bytes."""
+        self._digests[path] = sha1
+
     def digest(self, *extra: str) -> str:
         """sha1 over the (path, sha1) of every file read, in path order, and `extra` strings."""
         h = hashlib.sha1()

@@ -337,5 +337,5 @@ def read_deskcraft_episode(
                 episode["metric_scores_json"] = dumps_json(details)
     if episode.get("instruction") is None and TASK_INSTRUCTION in task.files:
         episode["instruction"] = _instruction(source, prefix + TASK_INSTRUCTION, q)
-    read = EpisodeRead(episode, steps, base.read.quarantine + q.rows)
+    read = EpisodeRead(episode, steps, base.read.quarantine + q.rows, base.read.actions)
     return EpisodeCalls(read, base.llm_calls, interactions)

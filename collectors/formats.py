@@ -9,7 +9,8 @@ A format says everything the rest of deskscore needs to know about an archive la
 - how its tasks key into OSWorld-Human's data (`human_key`: by task id, or by instruction
   text as UI-TARS submissions do), which task facts describe its tasks (`facts_family`:
   infeasible flags, `conj`, DeskCraft's levels and modes), and whether `deskscore check` can
-  re-count its trajectory lines from the source (`recount_lines`).
+  re-count its trajectory lines from the source (`recount_lines`), or how it re-counts a form
+  whose units are not JSONL lines (`recount`).
 
 Discovery, ingest, scoring, verdicts, the task index, `check` and score.py look a format up
 here by the name `runs.format` stores; nothing else compares format names.
@@ -39,10 +40,12 @@ with one worker. Declare it as an entry point to use every core.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
+from deskscore.collectors import inspect_log
+from deskscore.collectors.claude_messages import with_messages
 from deskscore.collectors.deskcraft import INTERACTION_LOG, read_deskcraft_episode
 from deskscore.collectors.deskcraft_tasks import BENCHMARK as DESKCRAFT_BENCHMARK
 from deskscore.collectors.layout import RunFolder, TaskFolder, is_deskcraft_stem, is_uuid
@@ -50,6 +53,14 @@ from deskscore.collectors.osworld import EpisodeCalls, EpisodeRead, read_episode
 from deskscore.collectors.osworld import read_episode_calls as _read_osworld
 from deskscore.collectors.run_meta import RunMeta, read_run_meta
 from deskscore.collectors.source import Source
+from deskscore.collectors.step_traces import (
+    find_trace_runs,
+    holds_traces,
+    read_trace_episode,
+    read_trace_run_meta,
+    recount_problems,
+)
+from deskscore.collectors.trials import with_trial_folders
 from deskscore.collectors.uitars import read_uitars_episode
 from deskscore.scorers.domains import UITARS_DOMAIN
 
@@ -74,6 +85,8 @@ class Found(NamedTuple):
 
     run_path: str
     task: TaskFolder
+    trial: str | None = None
+    """The trial it belongs to, for trial folders below task folders (collectors.trials)."""
 
 
 class EpisodeReader(Protocol):
@@ -105,6 +118,47 @@ class MetaReader(Protocol):
     def __call__(
         self, source: Source, run: RunFolder, *, run_id: str, benchmark: str
     ) -> RunMeta: ...
+
+
+class Recount(Protocol):
+    """`deskscore check` for a format whose units are not JSONL lines: what the warehouse's
+    rows of one run (its episodes and quarantine rows) lost against the source."""
+
+    def __call__(
+        self,
+        source: Source,
+        run: RunFolder,
+        episodes: Sequence[Mapping[str, Any]],
+        quarantine: Sequence[Mapping[str, Any]],
+    ) -> list[str]: ...
+
+
+class Expander(Protocol):
+    """Turns a run found by name into the runs it holds (an inspect_ai log: one per epoch),
+    with the problems met (quarantine-shaped dicts: location, reason, message)."""
+
+    def __call__(self, source: Source, run: RunFolder) -> tuple[list[RunFolder], list[dict]]: ...
+
+
+class RunReader(Protocol):
+    """Reads every episode of a run at once (a log file that holds the whole run)."""
+
+    def __call__(
+        self,
+        source: Source,
+        run: RunFolder,
+        *,
+        run_id: str,
+        benchmark: str,
+        reported: Mapping[tuple[str, str], dict],
+    ) -> list[EpisodeCalls]: ...
+
+
+class LineCounter(Protocol):
+    """Re-counts a run's trajectory lines from its source for `deskscore check`: traj_file ->
+    lines, as the episodes record them (episodes.traj_file, episodes.n_lines)."""
+
+    def __call__(self, source: Source, run: RunFolder) -> dict[str, int]: ...
 
 
 class FormatError(ValueError):
@@ -149,8 +203,22 @@ class Format:
     """Whose task facts (infeasible, conj, levels, modes) describe its tasks."""
     recount_lines: bool = False
     """`deskscore check` may re-count the lines of its task folders' *.jsonl files."""
+    recount: Recount | None = None
+    """`deskscore check` re-counts its runs with this instead (see `Recount`)."""
     before: str | None = None
     """Detection: tried before this registered format (None: after every one so far)."""
+    expand_run: Expander | None = None
+    """When listing: the runs a run found by name holds (None: the run as found)."""
+    read_run: RunReader | None = None
+    """Every episode of a run at once, instead of `read_episode` per task folder."""
+    count_lines: LineCounter | None = None
+    """`check`'s re-count (with recount_lines); None: the lines of each task folder's *.jsonl."""
+
+    def expand(self, source: Source, run: RunFolder) -> tuple[list[RunFolder], list[dict]]:
+        """The runs `run` holds, and the problems met listing them."""
+        if self.expand_run is None:
+            return [run], []
+        return self.expand_run(source, run)
 
     def episodes(
         self,
@@ -163,6 +231,8 @@ class Format:
     ) -> list[EpisodeCalls]:
         """Every episode of `run`, one per task folder, in task order; `reported` holds the
         runner's own results by (domain, task id as the folder names it)."""
+        if self.read_run is not None:
+            return self.read_run(source, run, run_id=run_id, benchmark=benchmark, reported=reported)
         return [
             self.read_episode(
                 source,
@@ -182,7 +252,7 @@ class Format:
         if self.read_light is not None:
             return self.read_light(source, run, task, run_id=run_id, benchmark=benchmark)
         read = self.read_episode(source, run, task, run_id=run_id, benchmark=benchmark).read
-        return read._replace(steps=[])
+        return read._replace(steps=[], actions=[])
 
 
 def each_folder(
@@ -288,13 +358,16 @@ def _collected_not_read(source: Source, run: RunFolder, task: TaskFolder, **_: A
 
 OSWORLD = Format(
     name="osworld",
-    read_episode=_read_osworld,
-    find=each_folder(_osworld_folder),
+    read_episode=with_messages(_read_osworld),
+    find=with_trial_folders(_osworld_folder),
     layout_default=True,
     read_light=_read_osworld_light,
     recount_lines=True,
 )
-"""OSWorld result folders: <domain>/<uuid>/ with traj.jsonl, result.txt, screenshots."""
+"""OSWorld result folders: <domain>/<uuid>/ with traj.jsonl, result.txt, screenshots, and the
+messages.json of Anthropic computer-use runs (instruction, per-turn replies: read as part of the
+folder, not as a format of its own, so a run whose folders differ stays one run); trial folders
+<domain>/<uuid>/<trial>/ make one run per trial (collectors.trials)."""
 
 DESKCRAFT = Format(
     name="deskcraft",
@@ -315,11 +388,36 @@ UITARS = Format(
 )
 """UI-TARS submissions: <task>/data.json + meta.json, keyed by instruction."""
 
+STEP_TRACES = Format(
+    name="step-traces",
+    read_episode=read_trace_episode,
+    find=lambda listing: (Found(run, task) for run, task in find_trace_runs(listing)),
+    at_layout=lambda task: holds_traces(task.files),
+    read_run_meta=read_trace_run_meta,
+    recount=recount_problems,
+)
+"""<run>/<task_id>/step_NN_trace.json + <run>/results.csv (an unverified form: see
+`collectors.step_traces`); first in BUILT_IN, so tried before OSWorld's folders, which a uuid
+folder holding a result.txt beside its step files would also be."""
+
 LIVE = Format(name="live", read_episode=_collected_not_read)
 """Runs `deskscore collect` records: never found in archives; their screenshots live in the
 warehouse's store, so `check` cannot re-count them from a source."""
 
-BUILT_IN = (OSWORLD, DESKCRAFT, UITARS, LIVE)
+INSPECT = Format(
+    name=inspect_log.FORMAT,
+    read_episode=inspect_log.read_log_episode,
+    find=inspect_log.find_logs,
+    expand_run=inspect_log.expand_log,
+    read_run=inspect_log.read_log,
+    read_run_meta=inspect_log.read_log_meta,
+    count_lines=inspect_log.count_log_lines,
+    recount_lines=True,
+)
+"""inspect_ai evaluation logs (.eval) of OSWorld: one run per log file and epoch (epochs are
+trials), read through inspect_ai's own log reader (the `inspect` extra)."""
+
+BUILT_IN = (STEP_TRACES, OSWORLD, DESKCRAFT, UITARS, LIVE, INSPECT)
 
 
 # ---- the registry --------------------------------------------------------------------------
@@ -454,15 +552,21 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "FAMILY_DESKCRAFT",
     "FAMILY_OSWORLD",
+    "INSPECT",
     "LIVE",
     "OSWORLD",
+    "STEP_TRACES",
     "UITARS",
     "EpisodeCalls",
     "EpisodeRead",
+    "Expander",
     "Format",
     "FormatError",
     "Found",
+    "LineCounter",
     "Listing",
+    "Recount",
+    "RunReader",
     "each_folder",
     "get",
     "names",

@@ -13,11 +13,12 @@ What a task folder of each format looks like is the format's to say
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 _HEX = frozenset("0123456789abcdefABCDEF")
 _UUID_GROUPS = (8, 4, 4, 4, 12)
-_PLACEHOLDERS = ("{domain}", "{task_id}", "{run}")
+_PLACEHOLDERS = ("{domain}", "{task_id}", "{run}", "{trial}")
 _LAYOUT_EXAMPLE = "'{domain}/{task_id}' or '{run}/*/{domain}/{task_id}'"
 
 
@@ -34,11 +35,17 @@ class TaskFolder:
 @dataclass(frozen=True)
 class RunFolder:
     """One agent run: the run root inside the source ('' = the source), the name of its
-    format (`deskscore.collectors.formats`), its task folders."""
+    format (`deskscore.collectors.formats`), its task folders; for a trial of a configuration
+    (`deskscore.collectors.trials`), the trial and the root of the configuration's runs."""
 
     run_path: str
     format: str
     tasks: tuple[TaskFolder, ...]
+    trial: str | None = None
+    """The trial this run is (a trial folder's name, an epoch); None: not a trial."""
+    group_path: str | None = None
+    """Where the configuration's trials live: the run root itself for trials below the task
+    folders, the folder above the trial level otherwise; None when the run is not a trial."""
 
 
 def is_uuid(name: str) -> bool:
@@ -94,50 +101,63 @@ def _drop_nested(candidates: Iterable[str]) -> list[str]:
     return kept
 
 
-def _group(entries: list[tuple[str, str, TaskFolder]]) -> list[RunFolder]:
-    runs: dict[tuple[str, str], list[TaskFolder]] = {}
-    for run_path, fmt, task in entries:
-        runs.setdefault((run_path, fmt), []).append(task)
+def _group(entries: list[tuple[str, str, TaskFolder, str | None]]) -> list[RunFolder]:
+    """Task folders into runs: one per run root, format and trial (trial folders below the
+    task folders make one run per trial of the same root)."""
+    runs: dict[tuple[str, str, str], list[TaskFolder]] = {}
+    for run_path, fmt, task, trial in entries:
+        runs.setdefault((run_path, fmt, trial or ""), []).append(task)
     return [
-        RunFolder(run_path, fmt, tuple(sorted(tasks, key=lambda t: (t.domain, t.task_id, t.path))))
-        for (run_path, fmt), tasks in sorted(runs.items())
+        RunFolder(
+            run_path,
+            fmt,
+            tuple(sorted(tasks, key=lambda t: (t.domain, t.task_id, t.path))),
+            trial or None,
+            run_path if trial else None,
+        )
+        for (run_path, fmt, trial), tasks in sorted(runs.items())
     ]
 
 
 def _discover_default(folders: dict[str, tuple[str, ...]]) -> list[RunFolder]:
     """Each format finds its task folders; a folder two formats find is the one registered
-    first's."""
+    first's. Trial levels above the domains are then recognised (`collectors.trials`)."""
     from deskscore.collectors.formats import registered
+    from deskscore.collectors.trials import mark_trial_levels
 
-    claims: dict[str, tuple[str, str, TaskFolder]] = {}
+    claims: dict[str, tuple[str, str, TaskFolder, str | None]] = {}
     for fmt in registered():
         for found in fmt.find(folders):
-            claims.setdefault(found.task.path, (found.run_path, fmt.name, found.task))
-    return _group([claims[path] for path in _drop_nested(claims)])
+            claims.setdefault(found.task.path, (found.run_path, fmt.name, found.task, found.trial))
+    return mark_trial_levels(_group([claims[path] for path in _drop_nested(claims)]))
 
 
 def parse_layout(layout: str) -> tuple[str, ...]:
     """Check a layout pattern and return its segments; ValueError shows a valid example."""
     segments = tuple(layout.strip().strip("/").split("/"))
+    task_end = segments[:-1] if segments[-1:] == ("{trial}",) else segments
     problem = None
     if not layout.strip().strip("/") or any(not s for s in segments):
         problem = "it has empty levels"
-    elif segments.count("{task_id}") != 1 or segments[-1] != "{task_id}":
-        problem = "it must end with exactly one {task_id} level"
+    elif segments.count("{task_id}") != 1 or task_end[-1:] != ("{task_id}",):
+        problem = "it must end with exactly one {task_id} level (or {task_id}/{trial})"
     elif segments.count("{domain}") != 1:
         problem = "it must hold exactly one {domain} level, before {task_id}"
+    elif segments.count("{trial}") > 1:
+        problem = "it may hold one {trial} level, after {task_id} or before {domain}"
     else:
-        for s in segments:
+        for s in task_end:
             if ("{" in s or "}" in s) and s not in _PLACEHOLDERS:
                 problem = f"unknown placeholder {s!r} (known: {', '.join(_PLACEHOLDERS)}, *)"
                 break
-            if s in ("{run}", "*") and segments.index("{domain}") < segments.index(s):
+            if s in ("{run}", "*", "{trial}") and segments.index("{domain}") < task_end.index(s):
                 problem = f"{s!r} after {{domain}}: run levels must come before the domain"
                 break
     if problem:
         raise ValueError(
             f"bad layout {layout!r}: {problem}. Levels are '{{domain}}', '{{task_id}}', "
-            f"'{{run}}', '*' (any one level) or literal folder names; e.g. {_LAYOUT_EXAMPLE}"
+            f"'{{run}}', '{{trial}}', '*' (any one level) or literal folder names; e.g. "
+            f"{_LAYOUT_EXAMPLE}"
         )
     return segments
 
@@ -152,6 +172,8 @@ def _discover_layout(
     default = next((f for f in formats if f.layout_default), None)
     depth = len(segments)
     d_at = segments.index("{domain}")
+    t_at = segments.index("{task_id}")
+    trial_at = segments.index("{trial}") if "{trial}" in segments else None
     entries = []
     for folder, names in folders.items():
         levels = folder.split("/") if folder else []
@@ -162,11 +184,15 @@ def _discover_layout(
             for s, lv in zip(segments, levels, strict=True)
         ):
             continue
-        task = TaskFolder(folder, levels[d_at], levels[-1], names)
+        task = TaskFolder(folder, levels[d_at], levels[t_at], names)
         fmt = next((f for f in claiming if f.at_layout(task)), default)
         if fmt is not None:
-            entries.append(("/".join(levels[:d_at]), fmt.name, task))
-    return _group(entries)
+            trial = levels[trial_at] if trial_at is not None else None
+            entries.append(("/".join(levels[:d_at]), fmt.name, task, trial))
+    runs = _group(entries)
+    if trial_at is not None and trial_at < d_at:  # a trial level above the domains
+        runs = [replace(r, group_path="/".join(r.run_path.split("/")[:trial_at])) for r in runs]
+    return runs
 
 
 def discover(files: Iterable[str], layout: str | None = None) -> list[RunFolder]:
@@ -175,10 +201,28 @@ def discover(files: Iterable[str], layout: str | None = None) -> list[RunFolder]
     Default: every registered format finds its task folders (`deskscore.collectors.formats`:
     UUID task folders holding a *.jsonl or result.txt under a domain folder, DeskCraft task
     folders named by a task stem under the folder of its app key, UI-TARS folders with
-    data.json + meta.json, ...). With `layout`, task folders are the folders at the pattern's
-    depth whose levels match it, and each is the first format's that claims it.
+    data.json + meta.json, ...), and trials are recognised (`deskscore.collectors.trials`).
+    With `layout`, task folders are the folders at the pattern's depth whose levels match it,
+    and each is the first format's that claims it; a `{trial}` level (after `{task_id}`, or
+    before `{domain}`) makes one run per trial value.
     """
     folders = _folders(files)
     if layout is None:
         return _discover_default(folders)
     return _discover_layout(folders, parse_layout(layout))
+
+
+def discover_source(source: Any, layout: str | None = None) -> tuple[list[RunFolder], list[dict]]:
+    """The runs of an open source (`collectors.source.Source`), and what listing them could not
+    read: `discover` over its files, then each run as its format expands it (an inspect_ai log
+    is one run per epoch, known only from inside the file). Problems are quarantine-shaped
+    dicts (location, reason, message) of the source's own."""
+    from deskscore.collectors.formats import get
+
+    runs: list[RunFolder] = []
+    problems: list[dict] = []
+    for run in discover(source.files(), layout):
+        expanded, found = get(run.format).expand(source, run)
+        runs.extend(expanded)
+        problems.extend(found)
+    return runs, problems

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from functools import cache
 from typing import Any, NamedTuple
 
-from deskscore.collectors.actions import parse_action
+from deskscore.collectors.actions import action_rows, parse_action
 from deskscore.collectors.ids import canonical_task_id
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.source import Source, SourceError
@@ -34,11 +34,15 @@ _INT32 = (-(2**31), 2**31 - 1)
 
 
 class EpisodeRead(NamedTuple):
-    """What one task folder yields: its EPISODES row, its STEPS rows and its QUARANTINE rows."""
+    """What one task folder yields: its EPISODES row, its STEPS rows, its QUARANTINE rows and
+    the STEP_ACTIONS rows of its steps."""
 
     episode: dict
     steps: list[dict]
     quarantine: list[dict]
+    actions: list[dict] | None = None
+    """None: the reader built its steps without sub-actions (a plugin format); ingest then
+    derives them from the step rows (`actions.derived_action_rows`)."""
 
 
 class EpisodeCalls(NamedTuple):
@@ -255,6 +259,7 @@ def read_steps(
     q: QuarantineRows,
     light: bool = False,
     calls: list[tuple[Any, int | None, int]] | None = None,
+    actions: list[dict] | None = None,
 ) -> list[dict]:
     """Trajectory lines (from `split_lines`) to STEPS rows, in file order; bad lines go to `q`.
 
@@ -269,7 +274,8 @@ def read_steps(
 
     Full rows also get their timing: dt_s from the previous row's timestamp, and screenshot_s /
     action_s where the record carries them (`usage.record_timings`). With `calls`, the model
-    calls each record carries are appended to it as (Call, step_num, line_no).
+    calls each record carries are appended to it as (Call, step_num, line_no); with
+    `actions`, each full row's STEP_ACTIONS rows (its calls, in order).
     """
     loads = _fast_loads()
     parse, parse_ts, dumps = parse_action, parse_action_timestamp, dumps_json
@@ -379,6 +385,8 @@ def read_steps(
                 "extra": dumps(rec) if rec else None,
             }
         )  # fmt: skip
+        if actions is not None:
+            actions.extend(action_rows(rows[-1], act["actions"]))
     if not light:
         set_step_intervals(rows)
     return rows
@@ -491,6 +499,7 @@ def _read_episode(
     n_lines = 0
     traj_file = None
     traj_calls: list[tuple[Any, int | None, int]] = []
+    actions: list[dict] = []
     if traj_name is not None:
         traj_file = base + traj_name
         data = _read(source, traj_file, q)
@@ -502,6 +511,7 @@ def _read_episode(
                 lines, path=traj_file, task=task, run_id=run_id, benchmark=benchmark,
                 task_id=task_id, q=q, light=not want_steps,
                 calls=traj_calls if want_steps else None,
+                actions=actions if want_steps else None,
             )  # fmt: skip
             n_traj_q = len(q.rows) - n_before
         else:
@@ -539,13 +549,15 @@ def _read_episode(
         "reported_status": rep.get("reported_status"),
         "err_message": rep.get("err_message") or last_error,
         "metric_scores_json": None,  # per-metric scores: only DeskCraft's reader finds them
+        "total_time_s": None,  # episode times: only inspect_ai logs record them
+        "working_time_s": None,
     }
     if not want_steps:
-        return EpisodeCalls(EpisodeRead(episode, [], q.rows), [])
+        return EpisodeCalls(EpisodeRead(episode, [], q.rows, []), [])
     keys = {"run_id": run_id, "benchmark": benchmark, "domain": task.domain, "task_id": task_id}
     calls = episode_calls(steps, traj_calls, file_usage, traj_file=traj_file or "",
                           usage_file=base + USAGE_FILE, keys=keys)  # fmt: skip
-    return EpisodeCalls(EpisodeRead(episode, steps, q.rows), calls)
+    return EpisodeCalls(EpisodeRead(episode, steps, q.rows, actions), calls)
 
 
 _USAGE_TODO = "the rest of the file is read; fix the entry and re-ingest to count it"

@@ -258,7 +258,8 @@ def read_run_meta(source: Source, run: RunFolder, *, run_id: str, benchmark: str
 
     reported, summary_source = _read_summary(source, run.run_path, q)
 
-    space, obs, model = levels_meta(run.run_path)
+    # a trial level above the domains is not part of the model's name: read the group's root
+    space, obs, model = levels_meta(run.run_path if run.group_path is None else run.group_path)
     if args:
         space = args.get("action_space") if isinstance(args.get("action_space"), str) else space
         obs = args.get("observation_type") if isinstance(args.get("observation_type"), str) else obs

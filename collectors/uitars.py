@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from deskscore.collectors.actions import parse_action
+from deskscore.collectors.actions import action_rows, parse_action
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.osworld import (
     EpisodeRead,
@@ -90,7 +90,10 @@ def _result(data: list, path: str, q: QuarantineRows) -> tuple[str | None, float
     return raw, None, "unparseable"
 
 
-def _step_row(element: Any, idx: int, *, task: TaskFolder, files: set[str], base: dict) -> dict:
+def _step_row(
+    element: Any, idx: int, *, task: TaskFolder, files: set[str], base: dict, actions: list[dict]
+) -> dict:
+    """One element's STEPS row; its STEP_ACTIONS rows are appended to `actions`."""
     act = parse_action(_find(element, _ACTION_KEYS))
     el = element if isinstance(element, dict) else {}
     step_num = el.get("step_num", el.get("step"))
@@ -104,7 +107,7 @@ def _step_row(element: Any, idx: int, *, task: TaskFolder, files: set[str], base
     stamp = _find(element, _TS_KEYS)
     stamp = stamp if isinstance(stamp, str) else None
     phase = el.get("phase")
-    return {
+    row = {
         **base,
         "step_idx": idx,
         "line_no": idx + 1,
@@ -126,6 +129,8 @@ def _step_row(element: Any, idx: int, *, task: TaskFolder, files: set[str], base
         "phase": as_int32(phase),
         "extra": dumps_json(element),
     }
+    actions.extend(action_rows(row, act["actions"]))
+    return row
 
 
 def read_uitars_episode(
@@ -136,6 +141,7 @@ def read_uitars_episode(
     data_path = f"{task.path}/data.json"
     meta_path = f"{task.path}/meta.json"
     steps: list[dict] = []
+    actions: list[dict] = []
     result_raw, score, status = None, None, "missing"
     traj_file = None
     if "data.json" in task.files:
@@ -151,7 +157,8 @@ def read_uitars_episode(
                     "task_id": task.task_id}  # fmt: skip
             files = set(task.files)
             steps = [
-                _step_row(el, i, task=task, files=files, base=base) for i, el in enumerate(data)
+                _step_row(el, i, task=task, files=files, base=base, actions=actions)
+                for i, el in enumerate(data)
             ]
             result_raw, score, status = _result(data, data_path, q)
         else:
@@ -185,4 +192,4 @@ def read_uitars_episode(
         "reported_status": None,
         "err_message": last_error,
     }
-    return EpisodeRead(episode, steps, q.rows)
+    return EpisodeRead(episode, steps, q.rows, actions)

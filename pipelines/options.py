@@ -174,8 +174,43 @@ class IngestOptions(BeamJobOptions):
         help="where task folders sit, e.g. '{domain}/{task_id}' (default: find <domain>/<uuid>/ "
         "folders)",
     )
+    agent: str | None = option(
+        None,
+        "--agent",
+        metavar="NAME",
+        help="who ran these runs, stored as runs.agent (default: the model from args.json or the "
+        "folder levels, else the run's folder)",
+    )
+    run_name: str | None = option(
+        None,
+        "--run-name",
+        metavar="NAME",
+        help="the name tables show these runs by (runs.run_name); runs that share a name are "
+        "told apart by the part of their paths that differs (default: the agent)",
+    )
     force: bool = _force("read and rewrite every source, even those already ingested unchanged")
     compact: bool = _compact()
+    trial_of: str | None = option(
+        None,
+        "--trial-of",
+        metavar="NAME",
+        help="the runs of these sources are trials of one configuration named NAME (their "
+        "runs.run_group), e.g. results1/ and results2/ ingested one after the other; trial "
+        "figures (pass@k, pass^k) are computed per group. Relabelling an ingested source "
+        "needs --force",
+    )
+
+    @property
+    def recorded(self) -> dict[str, str | None]:
+        """The options that decide a source's rows besides its bytes, recorded with the source
+        (table `sources`) and with each of its runs: the next ingest reads a source again when
+        one of them differs, and `check` re-counts a run with the layout it was found with."""
+        return {
+            "benchmark": self.benchmark,
+            "layout": self.layout,
+            "agent": self.agent,
+            "run_name": self.run_name,
+        }
 
 
 @dataclass(frozen=True)

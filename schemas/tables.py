@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Bumped whenever a table gains, loses or retypes a column; written into every file."""
 
 
@@ -43,7 +43,8 @@ def _t(
 RUN_ID = Field(
     "run_id",
     "string",
-    "Deterministic id of the run: a hash of the source URL and the run's path inside it.",
+    "Deterministic id of the run: a hash of the source URL and the run's path inside it (and "
+    "of its trial, for trial folders below the task folders and epochs of an inspect_ai log).",
     True,
 )
 BENCHMARK = Field(
@@ -112,8 +113,16 @@ RUNS = _t(
     Field(
         "agent",
         "string",
-        "Display name for tables: the model, else the run path, else the source's name.",
+        "Who ran: `ingest --agent` as given; else the model (args.json, else the "
+        "<action_space>/<obs>/<model> levels); else the run's path inside the source; else the "
+        "source's name (a folder name then stands in for an unknown agent: name it with --agent).",
         True,
+    ),
+    Field(
+        "run_name",
+        "string",
+        "`ingest --run-name` as given; null when the run was not named. Tables show runs by the "
+        "label the run_labels view derives from it (or from agent when null).",
     ),
     Field(
         "max_steps",
@@ -122,6 +131,12 @@ RUNS = _t(
     ),
     Field("args_json", "json", "args.json verbatim, when present and parseable."),
     Field("n_task_folders", "int32", "Task folders found under the run root.", True),
+    Field(
+        "layout",
+        "string",
+        "The `ingest --layout` the run's task folders were found with; null: default discovery. "
+        "`check` re-counts the source with it.",
+    ),
     Field(
         "summary_source",
         "string",
@@ -145,6 +160,24 @@ RUNS = _t(
         "sha1 over every member read for this run (path and sha1 of its bytes) and the ingest "
         "code's version: equal hashes mean equal tables, so neither ingest nor score redo them.",
     ),
+    Field(
+        "trial",
+        "string",
+        "Which trial of its configuration the run is, as the archive names it: the trial folder "
+        "(<domain>/<task_id>/<trial>/ or <run root>/<trial>/<domain>/<task_id>/), the epoch of an "
+        "inspect_ai log; for runs ingested with --trial-of, the source's name and the run's path "
+        "in it (with #<trial> for trial folders). Null for a run that is not a trial. "
+        "A label only: trial figures count runs (see trial_scores).",
+    ),
+    Field(
+        "run_group",
+        "string",
+        "The configuration the run is a trial of; runs that share it are trials of one "
+        "configuration (trial_scores). The run's own id for a run without trials; the id the "
+        "trial-less run root would have for trial folders and the epochs of one inspect_ai log; "
+        "the name given to `ingest --trial-of`. Null (read as the run itself) in runs recorded by "
+        "`deskscore collect`.",
+    ),
 )
 
 SOURCES = _t(
@@ -164,6 +197,14 @@ SOURCES = _t(
     ),
     BENCHMARK,
     Field("n_runs", "int32", "Runs found in it when it was read.", True),
+    Field(
+        "layout",
+        "string",
+        "The `--layout` it was read with (null: default discovery). Like benchmark, agent and "
+        "run_name, it decides the rows: a source read again with another value is not unchanged.",
+    ),
+    Field("agent", "string", "The `--agent` it was read with (null: derived per run)."),
+    Field("run_name", "string", "The `--run-name` it was read with (null: none)."),
 )
 
 SCORE_INPUTS = _t(
@@ -375,6 +416,18 @@ EPISODES = _t(
         'normalised to {"conj": "and"|"or"|null, "metrics": [{"func", "score"}, ...]}; null '
         "when none was archived. Lets the score pipeline recompute the conj rule offline.",
     ),
+    Field(
+        "total_time_s",
+        "float64",
+        "Seconds the episode took in all, as the log records it (inspect_ai's total_time); "
+        "null for formats that do not record it.",
+    ),
+    Field(
+        "working_time_s",
+        "float64",
+        "Seconds the episode spent working, waits for rate limits and sandboxes left out "
+        "(inspect_ai's working_time); null for formats that do not record it.",
+    ),
 )
 
 STEPS = _t(
@@ -412,12 +465,27 @@ STEPS = _t(
     Field(
         "action_kind",
         "string",
-        "Parsed kind: click, double_click, right_click, triple_click, move, drag, mouse_down, mouse_up, type, hotkey, press, key_down, key_up, scroll, wait, done, fail, bash, screenshot, call_user, error, other.",
+        "The step's kind: click, double_click, right_click, triple_click, move, drag, mouse_down, mouse_up, type, hotkey, press, key_down, key_up, scroll, wait, done, fail, bash, screenshot, call_user, multi, error, other. "
+        "A code step of several calls (step_actions) takes the kind of its effective calls: "
+        "moves, held keys and releases (move, key_down, key_up, mouse_up) only count when it "
+        "has no other action, pauses (wait, screenshot) only when it has nothing else, other "
+        "calls last; multi when the effective calls are actions of different kinds, else the "
+        "first one's kind; keyDown/keyUp calls alone are the hotkey or press they spell.",
         True,
     ),
-    Field("x", "float64", "Pointer x coordinate of the action, where it names one."),
-    Field("y", "float64", "Pointer y coordinate of the action, where it names one."),
-    Field("text", "string", "Text typed or keys pressed, where the action carries them."),
+    Field(
+        "x",
+        "float64",
+        "Pointer x coordinate of the action, where it names one (of several calls: the first "
+        "call's that has literal coordinates).",
+    ),
+    Field("y", "float64", "Pointer y coordinate of the action, where it names one (as x)."),
+    Field(
+        "text",
+        "string",
+        "Text typed, keys pressed (joined with '+') or shell command, where the action carries "
+        "them (of several calls: the first effective call's; each call's is in step_actions).",
+    ),
     Field(
         "response",
         "string",
@@ -465,6 +533,98 @@ STEPS = _t(
     ),
     Field("phase", "int32", "Interaction phase (DeskCraft interactive runs)."),
     Field("extra", "json", "Every other key of the record, verbatim: nothing is dropped."),
+)
+
+STEP_ACTIONS = _t(
+    "step_actions",
+    "One row per call of a step's action, in order: each pyautogui (or sleep, subprocess, "
+    "other) call of a code string, read with Python's ast; a dict action or special word is "
+    "one row. Runner error lines and steps without an action have none.",
+    ("run_id", "domain", "task_id", "step_idx", "action_idx"),
+    ("benchmark", "run_id"),
+    RUN_ID,
+    BENCHMARK,
+    DOMAIN,
+    TASK_ID,
+    Field("step_idx", "int32", "The step row (steps.step_idx) the call belongs to.", True),
+    Field(
+        "action_idx", "int32", "0-based position of the call in the step, in source order.", True
+    ),
+    Field(
+        "kind",
+        "string",
+        "The call's kind, from the steps vocabulary but multi and error: a pyautogui function's "
+        "(click(button='right') is right_click, click(clicks=2) double_click), wait for "
+        "time.sleep and pyautogui.sleep, bash for subprocess.run/call/check_call/check_output/"
+        "Popen/getoutput/getstatusoutput, os.system and os.popen, other for any other call.",
+        True,
+    ),
+    Field(
+        "func",
+        "string",
+        "The function called, its module resolved through the script's imports "
+        "(pyautogui.click for pg.click or a click imported from pyautogui; time.sleep; "
+        "subprocess.run); a dict action's own name (Claude's input.action, Operator's type, "
+        "computer_13's action_type); null for a special word.",
+    ),
+    Field(
+        "x",
+        "float64",
+        "Literal absolute x of the call (x=, the first argument, or an (x, y) pair); null when "
+        "computed (a variable, arithmetic) or relative (moveRel, dragRel).",
+    ),
+    Field("y", "float64", "Literal absolute y of the call, as x."),
+    Field(
+        "text",
+        "string",
+        "Text typed (write/typewrite; a list of single characters joined), keys pressed joined "
+        "with '+', or the shell command (an argument list quoted as one shell line); null when "
+        "not literal (a variable, an f-string with a placeholder).",
+    ),
+    Field(
+        "keys",
+        "list<string>",
+        "The keys of hotkey, press, keyDown, keyUp (and of typewrite given a list), in order.",
+    ),
+    Field(
+        "button",
+        "string",
+        "Mouse button the call names (button=, or the function: leftClick, rightClick, "
+        "middleClick); null when it does not say.",
+    ),
+    Field(
+        "clicks",
+        "int32",
+        "Clicks a click call makes: clicks= (default 1), 2 for doubleClick, 3 for tripleClick.",
+    ),
+    Field(
+        "amount",
+        "float64",
+        "Scroll amount of scroll/hscroll/vscroll (pyautogui's clicks: positive up or right).",
+    ),
+    Field("seconds", "float64", "Seconds a sleep call pauses."),
+    Field(
+        "effective",
+        "bool",
+        "Whether the call is one of those the step's kind follows from (see steps.action_kind):"
+        " false for a move, held key or release beside an action, a pause beside anything "
+        "else, and any other call beside a known one.",
+        True,
+    ),
+    Field(
+        "parser",
+        "string",
+        "How the call was read: ast (Python code), regex (code Python cannot parse, such as a "
+        "line cut off: scanned for pyautogui.X(...) and time.sleep(...) calls), word (WAIT, "
+        "DONE, FAIL, CALL_USER, a 'BASH ' command line), dict (a structured action).",
+        True,
+    ),
+    Field(
+        "call_text",
+        "string",
+        "The call as written in the code (its source text); the word of a special word; null "
+        "for a dict action (steps.action_text holds it).",
+    ),
 )
 
 QUARANTINE = _t(
@@ -563,9 +723,73 @@ RUN_SCORES = _t(
         True,
     ),
     Field(
-        "n_tasks_matched", "int32", "Episodes with a usable result that match a human task.", True
+        "n_tasks_matched",
+        "int32",
+        "Episodes with a usable result that match a human task of the data version. When it is "
+        "0 the figures over the N human tasks (OSWorld-Human success rate, WES+, WES-, WES, "
+        "mean_t_fail) are null under the deskscore rules (0, as the original computes them, "
+        "under osworld-human): nothing was measured against human data.",
+        True,
     ),
     METRIC_COLUMNS,
+)
+
+TRIAL_SCORES = _t(
+    "trial_scores",
+    "Figures over the trials of one configuration (the runs sharing a run_group), under one "
+    "score configuration: one row per k = 1 .. n_trials. For a task, n = the group's trials "
+    "that ran it with a usable result and c = those that succeeded strictly (r == 1); pass@k "
+    "and pass^k are averaged over the tasks with n >= k (deskscore.scorers.trials). Written by "
+    "`deskscore score` after its per-run stages, one file per benchmark and configuration.",
+    ("run_group", "human_version", "max_steps_scoring", "compat", "k"),
+    ("benchmark",),
+    Field("run_group", "string", "The group (runs.run_group; a run alone is its own).", True),
+    BENCHMARK,
+    HUMAN_VERSION,
+    Field("max_steps_scoring", "int32", "The --max-steps-scoring asked for.", True),
+    Field("compat", "string", "Scoring rules: deskscore (default) or osworld-human.", True),
+    Field(
+        "n_trials",
+        "int32",
+        "Runs of the group with figures under this configuration (K: the largest k).",
+        True,
+    ),
+    Field("run_ids", "list<string>", "Those runs' ids, in the order of their trial labels.", True),
+    Field(
+        "trials", "list<string>", "Their trial labels (runs.trial; '' for none), same order.", True
+    ),
+    Field(
+        "n_tasks",
+        "int32",
+        "Tasks at least one trial ran with a usable result (episode_scores.reward not null).",
+        True,
+    ),
+    Field(
+        "mean_reward",
+        "float64",
+        "Mean over those tasks of each task's mean reward over the trials that ran it (partial "
+        "credit counts; strict success is pass_at_k at k = 1). Null without such a task.",
+    ),
+    Field("k", "int32", "Trials drawn: 1 .. n_trials.", True),
+    Field(
+        "n_tasks_k",
+        "int32",
+        "Tasks with n >= k, which the two means of this row are over (a task fewer than k "
+        "trials ran has no estimate at k).",
+        True,
+    ),
+    Field(
+        "pass_at_k",
+        "float64",
+        "Mean over those tasks of 1 - C(n-c, k) / C(n, k): the chance that at least one of k "
+        "trials succeeds. At k = 1, the mean per-task success rate c / n. Null without a task.",
+    ),
+    Field(
+        "pass_hat_k",
+        "float64",
+        "pass^k: mean over those tasks of C(c, k) / C(n, k): the chance that all k trials "
+        "succeed. Null without a task.",
+    ),
 )
 
 SCREENSHOTS = _t(
@@ -1026,9 +1250,11 @@ TABLES: dict[str, Table] = {
         HUMAN_REFS,
         EPISODES,
         STEPS,
+        STEP_ACTIONS,
         QUARANTINE,
         EPISODE_SCORES,
         RUN_SCORES,
+        TRIAL_SCORES,
         SCREENSHOTS,
         SCREENSHOT_REFS,
         LOOP_SPANS,

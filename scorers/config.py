@@ -47,9 +47,7 @@ class ScoreConfig:
 
     def describe(self) -> str:
         """The configuration as people read it in a title."""
-        return (
-            f"human data {self.human_version}, S >= {self.max_steps_scoring}, rules {self.compat}"
-        )
+        return f"OSWorld-Human {self.human_version}, S >= {self.max_steps_scoring}, {self.compat} rules"
 
 
 __all__ = [

@@ -66,13 +66,26 @@ def _rank_order() -> list[str]:
     ]
 
 
+def _domain_categories() -> list[str]:
+    """show_result.py's domain groups (scorers.success.CATEGORIES) as (domain, category) rows."""
+    from deskscore.scorers.success import CATEGORIES
+
+    return [
+        f"({_quote(domain)}, {_quote(category)})"
+        for category, domains in CATEGORIES.items()
+        for domain in domains
+    ]
+
+
 EXPRESSIONS: dict[str, Callable[..., list[str]]] = {
     "metric_casts": _metric_casts,
     "board_columns": _board_columns,
     "board_figures": _board_figures,
     "rank_order": _rank_order,
+    "domain_categories": _domain_categories,
 }
-"""What a SQL file may write between {{ }}, each rendered from the metric registry."""
+"""What a SQL file may write between {{ }}, each rendered from the metric registry (or, for
+the domain groups, from the scorers that declare them)."""
 
 _EXPRESSION = re.compile(r"\{\{\s*(\w+)\s*(?:\(\s*(\w+)\s*\))?\s*\}\}")
 

@@ -462,3 +462,37 @@ def test_score_py_imports_no_heavy_library(tmp_path, human_dirs):
     imported = {ln.rsplit("|", 1)[-1].strip().split(".")[0] for ln in p.stderr.splitlines()}
     assert "deskscore" in imported
     assert not imported & {"pyarrow", "polars", "duckdb", "apache_beam", "fsspec", "numpy"}
+
+
+def _unmatched_run(root: Path) -> Path:
+    """Tasks in OSWorld domain folders that no human data holds (ids it lacks), with results."""
+    rng = random.Random(11)
+    folders = [
+        Folder(domain, f"{i:08x}-0000-4000-8000-000000000000", [_line(rng, 1, "DONE")], "1\n")
+        for i, domain in enumerate(("chrome", "os", "vlc"))
+    ]
+    return write_run(root, folders)
+
+
+def test_a_run_no_human_task_matches_prints_the_originals_zeros(tmp_path, human_dirs, peer):
+    args = ["--result-path", str(_unmatched_run(tmp_path / "run"))]
+    original = run_score(args, cwd=human_dirs["verified"], script=peer)
+    ours = run_score(args, cwd=human_dirs["verified"])
+    assert original.returncode == 0, original.stderr
+    assert _without_second_form(ours.stdout) == original.stdout
+    assert "Single Action WES+: 0.00" in original.stdout
+
+
+def test_under_deskscore_rules_a_run_no_human_task_matches_has_no_figures(tmp_path, human_dirs):
+    args = ["--result-path", str(_unmatched_run(tmp_path / "run")), "--compat", "deskscore"]
+    p = run_score(args, cwd=human_dirs["verified"])
+    assert p.returncode == 0, p.stderr
+    assert "NOTE: no task of the run matched a human task" in p.stdout
+    assert figure_lines(p.stdout) == [
+        "Original OSWorld Result: n/a (on 369 human tasks)",
+        "Single Action WES+: n/a",
+        "Grouped Action WES+: n/a",
+        "WES-: n/a",
+        "Single Action WES: n/a",
+        "Grouped Action WES: n/a",
+    ]

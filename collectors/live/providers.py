@@ -187,7 +187,10 @@ def cleanup_leftovers(client: Any = None, *, everything: bool = False) -> list[s
 
     client = client or docker_client()
     removed = []
-    for container in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+    # ignore_removed: a container listed and removed before it is inspected (another run
+    # ending meanwhile) is not an error.
+    listed = client.containers.list(all=True, filters={"label": f"{LABEL}=1"}, ignore_removed=True)
+    for container in listed:
         labels = container.labels or {}
         alive = owner_alive(labels.get(LABEL_OWNER, ""))
         ended = container.status in ("exited", "dead")

@@ -48,7 +48,7 @@ STORE_DIR = "_store/screenshots"
 TRASH_PREFIX = ".trash-"
 UNIT_META = "unit.json"
 EPISODE_META = "episode.json"
-FOLDED_TABLES = ("steps", "screenshot_refs", "llm_calls", "interactions")
+FOLDED_TABLES = ("steps", "step_actions", "screenshot_refs", "llm_calls", "interactions")
 """Tables whose rows belong to one episode; `screenshots` (per content) and `episodes` are
 folded apart."""
 USAGE_FILE = "token_usage.json"
@@ -243,13 +243,19 @@ class EpisodeKeys(NamedTuple):
 
 
 def step_row(
-    keys: EpisodeKeys, record: Mapping[str, Any], step_idx: int, screenshot_path: str | None
+    keys: EpisodeKeys,
+    record: Mapping[str, Any],
+    step_idx: int,
+    screenshot_path: str | None,
+    actions: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The `steps` row of one trajectory record, built by the archive reader itself, so a
-    collected step and the same step ingested from `--osworld-dir` are the same row."""
+    collected step and the same step ingested from `--osworld-dir` are the same row; with
+    `actions`, its `step_actions` rows are appended to it."""
     q = QuarantineRows("live", keys.run_id, keys.benchmark)
     task = TaskFolder(keys.task_path, keys.domain, keys.task_id, ())
     line = json.dumps(record, ensure_ascii=False).encode()
+    calls: list[dict[str, Any]] = []
     rows = read_steps(
         [line],
         path=f"{keys.task_path}/{TRAJ_FILE}",
@@ -258,9 +264,12 @@ def step_row(
         benchmark=keys.benchmark,
         task_id=keys.task_id,
         q=q,
+        actions=calls,
     )
     [row] = rows
     row.update(step_idx=step_idx, line_no=step_idx + 1, screenshot_path=screenshot_path)
+    if actions is not None:
+        actions.extend({**c, "step_idx": step_idx} for c in calls)
     return row
 
 
@@ -350,8 +359,9 @@ class Recorder:
         """One executed action (its trajectory record) and the frame it left."""
         idx = self.next_step
         path = frame.store_path if frame else None
-        row = step_row(self.keys, record, idx, path)
-        tables: dict[str, list[dict]] = {"steps": [row]}
+        actions: list[dict] = []
+        row = step_row(self.keys, record, idx, path, actions)
+        tables: dict[str, list[dict]] = {"steps": [row], "step_actions": actions}
         if frame is not None:
             tables["screenshot_refs"] = [
                 {
@@ -450,9 +460,17 @@ def episode_row(
 def fold_rows(keys: EpisodeKeys, units: Sequence[Unit], begin: Mapping[str, Any]) -> Folded:
     """The episode's rows from its units: step intervals over the whole episode, calls
     numbered and joined to their turn's first step, exchanges numbered in order."""
-    steps = [r for u in units for r in u.tables.get("steps", ())]
-    for i, row in enumerate(steps):
-        row["step_idx"], row["line_no"] = i, i + 1
+    steps: list[dict[str, Any]] = []
+    actions: list[dict[str, Any]] = []
+    for u in units:
+        renumbered = {}
+        for row in u.tables.get("steps", ()):
+            renumbered[row["step_idx"]] = len(steps)
+            row["step_idx"], row["line_no"] = len(steps), len(steps) + 1
+            steps.append(row)
+        for call in u.tables.get("step_actions", ()):
+            call["step_idx"] = renumbered[call["step_idx"]]
+            actions.append(call)
     set_step_intervals(steps)
     first_step_idx: dict[int, int] = {}
     for s in steps:
@@ -476,6 +494,7 @@ def fold_rows(keys: EpisodeKeys, units: Sequence[Unit], begin: Mapping[str, Any]
         episode.pop("metric_scores_json", None)
     tables = {
         "steps": steps,
+        "step_actions": actions,
         "screenshot_refs": refs,
         "llm_calls": calls,
         "interactions": interactions,
@@ -522,7 +541,7 @@ def merge_episode(
         existing = wh.read(name, part).to_pylist()
         rows = [r for r in existing if (r["domain"], r["task_id"]) != ours] + new
         rows.sort(key=_sort_key(name))
-        if rows or name == "llm_calls":  # ingest writes llm_calls even when empty, too
+        if rows or name in ("llm_calls", "step_actions"):  # as ingest writes them, even empty
             wh.write(name, rows, part)
         else:
             wh.remove(name, part)

@@ -1,15 +1,31 @@
-"""`deskscore leaderboard --by level|app|domain|mode`: the DeskCraft slices of each run.
+"""`deskscore leaderboard --by ...`: each run sliced, OSWorld runs and DeskCraft runs apart.
+
+OSWorld runs are sliced by domain (`per_domain`) or by show_result.py's domain groups
+(`--by app`: Office, Daily, Professional, and the domains in no group on rows of their own;
+`per_category`), under one scoring configuration, with the success rate both ways (over the
+tasks run, as show_result.py; over the human tasks, as OSWorld-Human), WES+ and the step
+ratio. DeskCraft runs are sliced by level, app, DeskCraft domain or collaboration mode, with
+strict success (score 1) and mean score (partial credit counted) side by side, never merged.
+A warehouse holding both prints both, each titled.
 
 Each breakdown is a declaration: the mart it reads, the filters it takes, and its columns as
-(view column, header people read); the SQL only selects and filters. Strict success (score
-1) and mean score (partial credit counted) are printed side by side, never merged.
+(view column, header people read); the SQL only selects and filters.
 """
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from deskscore.pipelines.cli.common import UserError
 from deskscore.pipelines.cli.output import render
+from deskscore.pipelines.cli.scored import (
+    chosen_configuration,
+    deskcraft_run,
+    not_scored,
+    scored_configurations,
+    where,
+)
+from deskscore.scorers import metrics
 
 
 class Breakdown(NamedTuple):
@@ -19,6 +35,10 @@ class Breakdown(NamedTuple):
     filters: tuple[str, ...]
     """Arguments of `breakdown_text` that filter this view (level_source, split)."""
     extra: tuple[tuple[str, str], ...] = ()
+    title: str = ""
+    """What the rows are sliced by, in the section's title."""
+    order: str = ""
+    """How a run's rows are ordered (default: by the key)."""
 
 
 _MEASURES = (
@@ -31,18 +51,100 @@ _MEASURES = (
 
 BREAKDOWNS: dict[str, Breakdown] = {
     "level": Breakdown("per_level", ("level", "level"), ("level_source", "split"),
-                       (("level_source", "level source"), ("split", "split"))),
+                       (("level_source", "level source"), ("split", "split")), "level"),
     "app": Breakdown("per_app", ("app", "app"), ("split",),
-                     (("category", "domain"), ("split", "split"))),
+                     (("category", "domain"), ("split", "split")), "app"),
     "domain": Breakdown("deskcraft_per_domain", ("domain", "domain"), ("split",),
-                        (("n_apps", "apps"), ("split", "split"))),
+                        (("n_apps", "apps"), ("split", "split")), "DeskCraft domain"),
     "mode": Breakdown("per_mode", ("mode", "mode"), (),
-                      (("n_questions", "questions"), ("n_user_turns", "user turns"))),
+                      (("n_questions", "questions"), ("n_user_turns", "user turns")),
+                      "collaboration mode"),
 }  # fmt: skip
-"""What `--by` accepts, and how each is printed."""
+"""DeskCraft runs: what `--by` accepts, and how each is printed."""
 
+OSWORLD_BREAKDOWNS: dict[str, Breakdown] = {
+    "domain": Breakdown("per_domain", ("domain", "domain"), (), (), "domain"),
+    "app": Breakdown("per_category", ("category", "group"), (), (("domains", "domains"),),
+                     "show_result.py category", "NOT v.is_show_result_group, v.category"),
+}  # fmt: skip
+"""OSWorld runs (every run that is not DeskCraft's): what `--by` accepts."""
+
+BY: tuple[str, ...] = tuple(dict.fromkeys([*OSWORLD_BREAKDOWNS, *BREAKDOWNS]))
 LEVEL_SOURCES = ("stem", "difficulty")
 SPLITS = ("all", "standard", "interactive")
+
+
+def _osworld_measures() -> tuple[tuple[str, str], ...]:
+    """The per-slice figures of OSWorld runs; a metric's header is the leaderboard's."""
+
+    def shown(name: str) -> tuple[str, str]:
+        m = metrics.metric(name)
+        return m.column, m.header or m.label
+
+    return (
+        ("n_tasks_run", "tasks run"),
+        ("n_strict_success", "solved"),
+        shown("success_rate_run"),
+        ("n_human_tasks", "human tasks"),
+        ("n_tasks_matched", "matched"),
+        shown("success_rate_human"),
+        shown("wes_plus_single"),
+        shown("mean_step_ratio_single"),
+    )
+
+
+def _section(
+    con: Any,
+    spec: Breakdown,
+    measures: tuple[tuple[str, str], ...],
+    condition: str,
+    params: dict[str, Any],
+    fmt: str,
+) -> tuple[list[tuple[Any, ...]], str]:
+    """(rows, rendered table) of one breakdown: the run's label first, its id last."""
+    columns = (("label", "run"), spec.key, *measures, *spec.extra, ("run_id", "run id"))
+    cols = ", ".join("l.label" if c == "label" else f"v.{c}" for c, _ in columns)
+    order = spec.order or f"v.{spec.key[0]}"
+    rows = con.sql(
+        f"SELECT {cols} FROM {spec.view} AS v JOIN run_labels AS l USING (run_id) "
+        f"WHERE {condition} ORDER BY l.label, v.run_id, {order}",
+        params=params or None,
+    ).fetchall()
+    headers = [h if fmt in {"table", "md"} else c for c, h in columns]
+    return rows, render(headers, rows, fmt)
+
+
+def _deskcraft(con: Any, by: str, fmt: str, level_source: str, split: str) -> list[str]:
+    if by not in BREAKDOWNS:
+        return []
+    spec = BREAKDOWNS[by]
+    values: dict[str, Any] = {"level_source": level_source, "split": split}
+    params = {f: values[f] for f in spec.filters}
+    condition = " AND ".join(f"v.{f} = ${f}" for f in spec.filters) or "true"
+    rows, text = _section(con, spec, _MEASURES, condition, params, fmt)
+    if not rows:
+        return []
+    shown = ", ".join(f"{f.replace('_', ' ')} {values[f]}" for f in spec.filters)
+    head = f"DeskCraft runs by {spec.title} ({shown + ', ' if shown else ''}deskscore rules)"
+    return [f"{head}\n{text}" if fmt in {"table", "md"} else text]
+
+
+def _osworld(con: Any, warehouse: str, by: str, fmt: str, chosen: dict[str, Any]) -> list[str]:
+    osworld = f"SELECT run_id FROM runs WHERE NOT {deskcraft_run()}"
+    if by not in OSWORLD_BREAKDOWNS or not con.sql(osworld).fetchall():
+        return []
+    configs = scored_configurations(con)
+    config = chosen_configuration(configs, **chosen)
+    if config not in configs:
+        raise UserError(not_scored(warehouse, config, configs))
+    spec = OSWORLD_BREAKDOWNS[by]
+    condition, params = where(config, "v")
+    condition += f" AND v.run_id IN ({osworld})"
+    rows, text = _section(con, spec, _osworld_measures(), condition, params, fmt)
+    if not rows:
+        return []
+    head = f"OSWorld runs by {spec.title} ({config.describe()})"
+    return [f"{head}\n{text}" if fmt in {"table", "md"} else text]
 
 
 def breakdown_text(
@@ -52,20 +154,30 @@ def breakdown_text(
     *,
     level_source: str = "stem",
     split: str = "all",
-) -> tuple[str, int]:
-    """The breakdown `by` of every DeskCraft run, rendered; and how many rows it has."""
+    human_version: str | None = None,
+    max_steps_scoring: int | None = None,
+    compat: str | None = None,
+) -> str:
+    """The breakdown `by` of every run it applies to: OSWorld runs under one configuration
+    (chosen as the leaderboard chooses it), DeskCraft runs, each titled; UserError when
+    nothing applies."""
     from deskscore.sql import connect
 
-    spec = BREAKDOWNS[by]
-    columns = (("agent", "agent"), spec.key, *_MEASURES, *spec.extra, ("run_id", "run"))
-    values: dict[str, Any] = {"level_source": level_source, "split": split}
-    params = {f: values[f] for f in spec.filters}
-    where = " AND ".join(f"{f} = ${f}" for f in spec.filters) or "true"
-    cols = ", ".join(c for c, _ in columns)
-    rows = (
-        connect(warehouse)
-        .sql(f"SELECT {cols} FROM {spec.view} WHERE {where}", params=params or None)
-        .fetchall()
-    )
-    headers = [h if fmt in {"table", "md"} else c for c, h in columns]
-    return render(headers, rows, fmt), len(rows)
+    con = connect(warehouse)
+    chosen = {"human_version": human_version, "max_steps_scoring": max_steps_scoring}
+    chosen["compat"] = compat
+    sections = _osworld(con, warehouse, by, fmt, chosen)
+    sections += _deskcraft(con, by, fmt, level_source, split)
+    if not sections:
+        families = [name for name, known in (("OSWorld", OSWORLD_BREAKDOWNS),
+                    ("DeskCraft", BREAKDOWNS)) if by in known]  # fmt: skip
+        how = f"run 'deskscore score --warehouse {warehouse}'"
+        if by in BREAKDOWNS:
+            how = f"ingest DeskCraft runs with --benchmark deskcraft, then {how}"
+        if by not in OSWORLD_BREAKDOWNS:
+            how += f" (OSWorld runs are sliced by --by {'|'.join(OSWORLD_BREAKDOWNS)})"
+        raise UserError(
+            f"--by {by} slices {' and '.join(families)} runs, and {warehouse} has no scored "
+            f"one: {how}"
+        )
+    return "\n\n".join(sections)

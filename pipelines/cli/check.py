@@ -2,7 +2,8 @@
 
 Three families of findings, each a line a person can act on:
 - accounting: every run's task folders are episodes, and every trajectory line is a step row
-  or a quarantine row (re-counted from the source when it can still be opened);
+  or a quarantine row (re-counted from the source when it can still be opened, its task
+  folders found with the `--layout` the run was ingested with);
 - schema: every Parquet file carries the current schema version;
 - orphans: rows keyed by an episode (or a run) that the warehouse does not hold.
 """
@@ -13,6 +14,7 @@ import argparse
 import os
 from collections import Counter
 from collections.abc import Sequence
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -21,7 +23,7 @@ from deskscore.pipelines.cli.common import existing_warehouse
 
 EPISODE_KEYED = (
     "steps", "episode_scores", "loop_spans", "screenshot_refs", "llm_calls", "interactions",
-    "verdicts", "judge_calls",
+    "verdicts", "judge_calls", "step_actions",
 )  # fmt: skip
 """Tables whose rows belong to one episode: (run_id, domain, task_id) must be in episodes."""
 
@@ -99,21 +101,31 @@ def _schema_problems(wh: object) -> tuple[list[str], int]:
     return problems, n_files
 
 
-def _source_counts(source_uri: str, run_path: str) -> tuple[dict[str, int], int] | None:
-    """Lines of each trajectory file and the task folders of one run, re-read from its source;
-    None when the source cannot be opened any more (moved, offline)."""
-    from deskscore.collectors.layout import discover
+def _source_counts(
+    source_uri: str, run_id: str, layout: str | None = None
+) -> tuple[dict[str, int], int] | None:
+    """Lines of each trajectory file and the task folders of one run, re-read from its source
+    and found as ingest found them (with the `layout` it recorded, or default discovery; the
+    format's own count when it has one); None when the source cannot be opened any more
+    (moved, offline)."""
+    from deskscore.collectors.formats import get
+    from deskscore.collectors.layout import discover_source
     from deskscore.collectors.osworld import count_lines
     from deskscore.collectors.source import SourceError, open_source
+    from deskscore.collectors.trials import run_identity
 
     try:
         src = open_source(source_uri)
     except (SourceError, OSError):
         return None
     with src:
-        runs = [r for r in discover(src.files()) if r.run_path == run_path]
+        found, _ = discover_source(src, layout)
+        runs = [r for r in found if run_identity(src.uri, r)[0] == run_id]
         if not runs:
             return {}, 0
+        counter = get(runs[0].format).count_lines
+        if counter is not None:
+            return counter(src, runs[0]), len(runs[0].tasks)
         lines: dict[str, int] = {}
         for task in runs[0].tasks:
             for name in task.files:
@@ -124,6 +136,43 @@ def _source_counts(source_uri: str, run_path: str) -> tuple[dict[str, int], int]
                     except SourceError:
                         continue
         return lines, len(runs[0].tasks)
+
+
+def _format_recount(
+    run: dict[str, Any],
+    recount: Any,
+    episodes: list[dict[str, Any]],
+    quarantine: list[dict[str, Any]],
+) -> tuple[list[str], int] | None:
+    """What a format's own re-count (`Format.recount`) finds lost in one run, and the run's
+    task folders now; None when the source cannot be opened any more."""
+    from deskscore.collectors.layout import discover
+    from deskscore.collectors.source import SourceError, open_source
+
+    try:
+        src = open_source(run["source"])
+    except (SourceError, OSError):
+        return None
+    with src:
+        found = discover(src.files(), run.get("layout"))
+        runs = [r for r in found if r.run_path == run["run_path"]]
+        if not runs:
+            return [], 0
+        return recount(src, runs[0], episodes, quarantine), len(runs[0].tasks)
+
+
+def _trajectory_rows(run_id: str, traj: str, lines: Counter, located: dict[str, list[str]]) -> int:
+    """Quarantine rows of an episode's trajectory: its file's line rows or, when the
+    trajectory is several files of one folder named by a pattern (step_*_trace.json), the
+    rows at any file the pattern matches."""
+    folder, _, name = traj.rpartition("/")
+    if not any(c in name for c in "*?["):
+        return lines[(run_id, traj)]
+    return sum(
+        1
+        for loc in located.get(run_id, ())
+        if loc.rpartition("/")[0] == folder and fnmatchcase(loc.rpartition("/")[2], name)
+    )
 
 
 def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) -> CheckResult:
@@ -154,11 +203,11 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
             problems.append(f"{name}: {n} row(s) of run {key[0]} task {key[1]}/{key[2]} "
                             "have no episode; re-ingest that run")  # fmt: skip
 
-    quarantined = Counter(
-        (q["run_id"], q["location"])
-        for q in wh.read("quarantine", columns=["run_id", "location", "line_no"]).to_pylist()
-        if q["line_no"] is not None
-    )
+    q_rows = wh.read("quarantine", columns=["run_id", "location", "line_no", "reason"]).to_pylist()
+    quarantined = Counter((q["run_id"], q["location"]) for q in q_rows if q["line_no"] is not None)
+    located: dict[str, list[str]] = {}
+    for q in q_rows:
+        located.setdefault(q["run_id"], []).append(q["location"])
     per_run = Counter(e["run_id"] for e in episodes)
     n_lines = 0
     for e in episodes:
@@ -170,11 +219,13 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
                 f"episodes: {e['task_path']}: {lines} trajectory line(s) but {steps} step row(s) + "
                 f"{e['n_quarantined']} quarantined; re-ingest run {e['run_id']}"
             )
-        if e["traj_file"] and quarantined[(e["run_id"], e["traj_file"])] != e["n_quarantined"]:
+        if not e["traj_file"]:
+            continue
+        held_q = _trajectory_rows(e["run_id"], e["traj_file"], quarantined, located)
+        if held_q != e["n_quarantined"]:
             problems.append(
-                f"quarantine: {e['traj_file']}: {quarantined[(e['run_id'], e['traj_file'])]} "
-                f"line row(s), but the episode counts {e['n_quarantined']}; re-ingest run "
-                f"{e['run_id']}"
+                f"quarantine: {e['traj_file']}: {held_q} line row(s), but the episode counts "
+                f"{e['n_quarantined']}; re-ingest run {e['run_id']}"
             )
     facts.append(f"{len(episodes)} episode(s), {n_lines} trajectory line(s) accounted for")
 
@@ -186,9 +237,26 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
                 f"runs: {run['source']}!{run['run_path']}: {run['n_task_folders']} task folder(s) "
                 f"but {per_run[rid]} episode(s); re-ingest it"
             )
-        if not sources or not get_format(run["format"]).recount_lines:
+        fmt = get_format(run["format"])
+        if sources and fmt.recount is not None:
+            mine = [e for e in episodes if e["run_id"] == rid]
+            held_q = [q for q in q_rows if q["run_id"] == rid]
+            found = _format_recount(run, fmt.recount, mine, held_q)
+            if found is None:
+                unreachable += 1
+                continue
+            lost, n_tasks = found
+            problems.extend(lost)
+            if n_tasks != run["n_task_folders"]:
+                problems.append(
+                    f"runs: {run['source']}!{run['run_path']} now has {n_tasks} task folder(s), "
+                    f"the warehouse {run['n_task_folders']}; the source changed since ingest: "
+                    "re-ingest it"
+                )
             continue
-        counted = _source_counts(run["source"], run["run_path"])
+        if not sources or not fmt.recount_lines:
+            continue
+        counted = _source_counts(run["source"], rid, run.get("layout"))
         if counted is None:
             unreachable += 1
             continue

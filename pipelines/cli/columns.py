@@ -1,22 +1,27 @@
 """Reports as declarative column lists: (view column, header as people read it), in order.
 
 The leaderboard's figures come from the metric registry, read when asked (a metric registered
-at run time shows up): the figure it ranks by first, then every other one with a header.
+at run time shows up): the figure it ranks by first, then every other one with a header. Then
+what the figures stand on: tasks run (show_result.py's denominator), tasks matched to human
+data, N (OSWorld-Human's denominator), S, the configuration and the agent.
 """
 
 from __future__ import annotations
 
 from deskscore.scorers import metrics
 
-_LEAD = (("rank", "rank"), ("agent", "agent"))
+_LEAD = (("rank", "rank"), ("label", "run"))
+"""A run is shown by its label (run_labels): its name or agent, told apart from namesakes."""
 _CONFIGURATION = (
     ("n_tasks_run", "tasks run"),
+    ("n_tasks_matched", "matched"),
     ("n_human_tasks", "N"),
     ("step_budget", "S"),
     ("human_version", "human"),
     ("compat", "rules"),
+    ("agent", "agent"),
 )
-_WIDE_ONLY = frozenset({"n_human_tasks", "human_version"})
+_WIDE_ONLY = frozenset({"n_human_tasks", "human_version", "agent"})
 
 
 def _figures(compact: bool) -> list[tuple[str, str]]:

@@ -73,9 +73,13 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     print()
     cfg = score.config
     print(
-        f"Leaderboard (OSWorld-Human {cfg.human_version}, S >= {cfg.max_steps_scoring}, {cfg.compat} rules)"
+        leaderboard_text(
+            warehouse,
+            human_version=cfg.human_version,
+            max_steps_scoring=cfg.max_steps_scoring,
+            compat=cfg.compat,
+        )
     )
-    print(leaderboard_text(warehouse))
     print(f"\ndone in {time.perf_counter() - started:.1f} s; explore with:")
     print(f'  deskscore sql --warehouse {warehouse} "SELECT * FROM per_domain"')
     print(f"  deskscore loops --warehouse {warehouse} --top 5")

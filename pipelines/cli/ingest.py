@@ -137,6 +137,11 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
             f"skipped {len(unchanged)} source(s) already ingested and unchanged (same size and "
             "mtime, or ETag); --force reads them again"
         )
+    if result.plan.options_changed:
+        print(
+            f"read {len(result.plan.options_changed)} unchanged source(s) again: --benchmark, "
+            "--layout, --agent or --run-name differ from their last ingest"
+        )
     if result.runs_unchanged:
         print(
             f"{result.runs_unchanged} run(s) re-read with the same content: their tables were kept"

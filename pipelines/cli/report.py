@@ -157,7 +157,8 @@ class _Builder:
 
     def wes(self) -> str:
         rows = self.rows(
-            "SELECT agent, success_rate_run_pct AS y, wes_plus_single_pct AS x FROM leaderboard "
+            "SELECT label AS agent, success_rate_run_pct AS y, wes_plus_single_pct AS x "
+            "FROM leaderboard "
             "WHERE {where} AND x IS NOT NULL AND y IS NOT NULL"
         )
         if not rows:
@@ -177,7 +178,7 @@ class _Builder:
 
     def domains(self) -> str:
         rows = self.rows(
-            "SELECT agent, domain, success_rate_run_pct AS v FROM per_domain WHERE {where}"
+            "SELECT label AS agent, domain, success_rate_run_pct AS v FROM per_domain WHERE {where}"
         )
         if not rows:
             return _note("No per-domain scores yet.")

@@ -18,6 +18,28 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(handler=run, beam=True)
 
 
+def unmatched_runs(options: ScoreOptions) -> list[str]:
+    """Labels of the OSWorld runs scored under `options` none of whose tasks matched a human
+    task (DeskCraft runs never do, and are not listed)."""
+    from deskscore.pipelines.cli.scored import deskcraft_run, where
+    from deskscore.sql import connect
+
+    condition, params = where(options.config, "s")
+    if options.runs:
+        condition += " AND s.run_id IN (SELECT unnest($runs))"
+        params["runs"] = list(options.runs)
+    rows = connect(options.warehouse).sql(
+        f"""
+        SELECT l.label FROM run_scores AS s
+        JOIN runs AS r USING (run_id) JOIN run_labels AS l USING (run_id)
+        WHERE {condition} AND s.n_tasks_matched = 0 AND NOT {deskcraft_run("r")}
+        ORDER BY l.label
+        """,
+        params=params,
+    )
+    return [label for (label,) in rows.fetchall()]
+
+
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     from deskscore.pipelines.jobs.score import IncompleteJob, run_score
     from deskscore.scorers.cost import PriceError
@@ -38,11 +60,28 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
             f"{result.runs_unchanged} run(s) unchanged since they were last scored this way: "
             "kept (--force scores them again)"
         )
+    unmatched = unmatched_runs(options)
+    if unmatched:
+        what = (
+            "are 0, as OSWorld-Human's score.py computes them"
+            if options.compat == "osworld-human"
+            else "are left empty"
+        )
+        print(
+            f"{len(unmatched)} run(s) matched no task of OSWorld-Human {options.human_version} "
+            f"({', '.join(unmatched)}): their figures over the N human tasks {what} (see the "
+            "leaderboard's notes)"
+        )
     if options.costs:
         unpriced = result.calls_unpriced
         print(
             f"priced {result.calls_priced} model call(s)"
             + (f"; {unpriced} without a price (see 'deskscore cost')" if unpriced else "")
+        )
+    if result.trial_groups:
+        print(
+            f"trial figures (pass@k, pass^k) of {result.trial_groups} group(s) of several "
+            "trials: 'deskscore leaderboard --trials'"
         )
     disagree = result.verdicts_disagree
     print(

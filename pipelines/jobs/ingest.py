@@ -7,7 +7,7 @@ written (`record_sources`), then packing small files (`Warehouse.compact`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -16,11 +16,14 @@ from deskscore.pipelines.options import IngestOptions
 
 class IngestPlan(NamedTuple):
     """Sources to read (with the stamp each had when planned), and those skipped because
-    their stamp is the one already ingested."""
+    their stamp and recorded options are the ones already ingested."""
 
     todo: list[str]
     unchanged: list[str]
     stamps: dict[str, str | None]
+    options_changed: tuple[str, ...] = ()
+    """Sources of `todo` read again only because an option that decides their rows (see
+    `IngestOptions.recorded`) differs from the one they were last read with."""
 
 
 @dataclass(frozen=True)
@@ -51,32 +54,57 @@ class IngestResult:
     engine: str = "direct"
 
 
-def plan_ingest(sources: Sequence[str], warehouse: str, *, force: bool = False) -> IngestPlan:
+def plan_ingest(
+    sources: Sequence[str],
+    warehouse: str,
+    *,
+    force: bool = False,
+    recorded: Mapping[str, str | None] | None = None,
+) -> IngestPlan:
     """Split `sources` (canonical URIs) into those to read and those a finished ingest already
-    read with the same stamp (the `sources` table); a source that could not be listed has no
-    stamp and is always read."""
+    read with the same stamp and the same `recorded` options (the `sources` table: benchmark,
+    layout, agent, run name); a source that could not be listed has no stamp and is always
+    read."""
     from deskscore.collectors.archives import source_stamp
     from deskscore.collectors.warehouse import Warehouse
 
+    recorded = dict(recorded or {})
     now = {uri: source_stamp(uri) for uri in sources}
     if force:
         return IngestPlan(list(sources), [], now)
-    done = Warehouse(warehouse).read("sources", columns=["source", "source_stamp"]).to_pylist()
-    stored = {r["source"]: r["source_stamp"] for r in done if r["source_stamp"]}
-    todo, unchanged = [], []
+    columns = ["source", "source_stamp", *recorded]
+    done = Warehouse(warehouse).read("sources", columns=columns).to_pylist()
+    stored = {r["source"]: r for r in done if r["source_stamp"]}
+    todo, unchanged, changed = [], [], []
     for uri in sources:
-        (unchanged if uri in stored and stored[uri] == now[uri] else todo).append(uri)
-    return IngestPlan(todo, unchanged, {uri: now[uri] for uri in todo})
+        row = stored.get(uri)
+        if row is None or row["source_stamp"] != now[uri]:
+            todo.append(uri)
+        elif any(row[k] != v for k, v in recorded.items()):
+            todo.append(uri)
+            changed.append(uri)
+        else:
+            unchanged.append(uri)
+    return IngestPlan(todo, unchanged, {uri: now[uri] for uri in todo}, tuple(changed))
 
 
-def record_sources(wh: Any, sources: Sequence[str], benchmark: str) -> int:
-    """After a whole ingest succeeded: remember each source's stamp (as the runs recorded it)
-    and how many runs it gave, so the next ingest can skip it. A run recorded from one of
-    these sources under another stamp was not found in it this time (its folder was removed
-    or renamed): its rows are dropped, so no table keeps a run that no longer exists.
-    Returns how many runs were dropped."""
+def record_sources(
+    wh: Any,
+    sources: Sequence[str],
+    recorded: Mapping[str, str | None],
+    listed: Mapping[str, set[tuple[str, str]]] | None = None,
+) -> int:
+    """After a whole ingest succeeded (in its transaction `wh`): remember each source's stamp
+    (as the runs recorded it), the options it was read with (`recorded`: benchmark, layout,
+    ...) and how many runs it gave, so the next ingest can skip it. A run recorded from one of
+    these sources that was not found in it this time is dropped, so no table keeps a run that
+    no longer exists: one recorded under another stamp (its folder was removed or renamed),
+    and, for a source that could be listed (`listed`: its (benchmark, run_id) pairs), one not
+    among them (found with another layout, or stored under another benchmark). Returns how
+    many runs were dropped."""
     from deskscore.collectors.archives import source_stamp
 
+    listed = listed or {}
     now = {uri: source_stamp(uri) for uri in sources}
     runs = wh.read("runs", columns=["source", "source_stamp", "benchmark", "run_id"]).to_pylist()
     found: dict[str, list[str | None]] = {}
@@ -86,7 +114,11 @@ def record_sources(wh: Any, sources: Sequence[str], benchmark: str) -> int:
     dropped = 0
     for r in runs:
         stamp = now.get(r["source"])
-        if stamp is not None and r["source_stamp"] != stamp and stamp in found[r["source"]]:
+        moved = stamp is not None and r["source_stamp"] != stamp and stamp in found[r["source"]]
+        unlisted = (
+            r["source"] in listed and (r["benchmark"], r["run_id"]) not in listed[r["source"]]
+        )
+        if moved or unlisted:
             wh.drop_run(r["benchmark"], r["run_id"])
             found[r["source"]].remove(r["source_stamp"])
             dropped += 1
@@ -97,8 +129,8 @@ def record_sources(wh: Any, sources: Sequence[str], benchmark: str) -> int:
             "source": uri,
             # the stamp its runs were read under; unknown if it has changed since (or gave none)
             "source_stamp": stamp if stamp in found.get(uri, []) else None,
-            "benchmark": benchmark,
             "n_runs": len(found.get(uri, [])),
+            **recorded,
         }
     wh.write("sources", [rows[k] for k in sorted(rows)], {})
     return dropped
@@ -116,7 +148,8 @@ def _figures(wh: Any, run_ids: set[str], source_ids: set[str]) -> dict[str, int]
 
     def rows(name: str, columns: list[str], ids: set[str]) -> pa.Table:
         table = wh.read(name, columns=columns)
-        return table.filter(pc.is_in(table.column("run_id"), value_set=pa.array(sorted(ids))))
+        ids_array = pa.array(sorted(ids), type=pa.string())  # typed: a source may give no run
+        return table.filter(pc.is_in(table.column("run_id"), value_set=ids_array))
 
     episodes = rows("episodes", ["run_id", "n_lines"], run_ids)
     return {
@@ -159,26 +192,44 @@ def run_ingest(options: IngestOptions) -> IngestResult:
 
     if options.layout is not None:
         parse_layout(options.layout)
+    for flag, name in (("--agent", options.agent), ("--run-name", options.run_name)):
+        if name is not None and not name.strip():
+            raise ValueError(f"{flag} is empty: give a name, or leave the option out")
+    recorded = options.recorded
     plan = plan_ingest(
-        sorted(expand_sources(options.sources)), options.warehouse, force=options.force
+        sorted(expand_sources(options.sources)),
+        options.warehouse,
+        force=options.force,
+        recorded=recorded,
     )
     if not plan.todo:
         return IngestResult(plan)
     listings = [
-        list_source(u, plan.stamps[u], options.benchmark, options.layout) for u in plan.todo
+        list_source(u, plan.stamps[u], options.benchmark, options.layout, options.trial_of)
+        for u in plan.todo
     ]
     work = [w for listing in listings for w in listing.runs]
     run_ids = {w.key.run_id for w in work}
     workers = options.workers
     if any(s.startswith("memory://") for s in plan.todo):
         workers = 1  # an in-memory filesystem exists in this process only
+    named = {"layout": options.layout, "run_name": options.run_name}
+    if options.agent is not None:
+        named["agent"] = options.agent
+    listed = {
+        listing.uri: {(w.key.benchmark, w.key.run_id) for w in listing.runs}
+        for listing in listings
+        if not any(p["reason"] == "unreadable_source" for p in listing.problems)
+    }
     # One transaction: every run's tables, the sources' problems, the record of what was
     # ingested and the packing of small files become visible together, or not at all.
     with Warehouse(options.warehouse).transaction() as wh:
         before = _stored_hashes(wh, run_ids)
         for listing in listings:
             write_source_problems(wh, options.benchmark, source_id(listing.uri), listing.problems)
-        stage = IngestStage(str(wh.root), options.layout, options.force, job=wh.job)
+        stage = IngestStage(
+            str(wh.root), options.layout, options.force, run_fields=named, job=wh.job
+        )
         engine = run_stages(
             [stage], work, engine=options.engine, workers=workers, beam_args=options.beam_args
         )
@@ -188,7 +239,7 @@ def run_ingest(options: IngestOptions) -> IngestResult:
         unchanged = 0
         if not options.force:
             unchanged = sum(1 for r, h in after.items() if r not in gone and before.get(r) == h)
-        dropped = record_sources(wh, plan.todo, options.benchmark)
+        dropped = record_sources(wh, plan.todo, recorded, listed)
         figures = _figures(wh, run_ids, {source_id(u) for u in plan.todo})
         compacted = 0
         if options.compact:

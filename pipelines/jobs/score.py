@@ -114,6 +114,8 @@ class ScoreResult:
     verdicts_archived: int = 0
     verdicts_recomputed: int = 0
     verdicts_disagree: int = 0
+    trial_groups: int = 0
+    """Run groups of two trials or more whose trial_scores were written."""
     engine: str = "direct"
 
 
@@ -231,23 +233,28 @@ def run_score(options: ScoreOptions) -> ScoreResult:
     from deskscore.pipelines.jobs.score_inputs import inputs_digests, record, stale
     from deskscore.pipelines.jobs.task_facts import ensure_deskcraft_tasks, uses_deskcraft_tasks
     from deskscore.pipelines.stages.base import run_keys
+    from deskscore.pipelines.stages.trials import TrialScores
     from deskscore.scorers.cost import load_prices
 
     prices = load_prices(options.prices) if options.costs else None  # fails before any write
-    # One transaction: the figures, the task facts and human data they used, the record that
-    # they are done, and the packing of small files become visible together, or not at all.
+    # One transaction: the figures, the task facts and human data they used, the trial
+    # figures, the record that they are done, and the packing of small files become visible
+    # together, or not at all.
     with Warehouse(options.warehouse).transaction() as wh:
         keys = run_keys(wh, options.runs)
         if options.deskcraft_tasks or uses_deskcraft_tasks(keys):
-            ensure_deskcraft_tasks(wh, options.deskcraft_tasks)  # levels, modes for marts
+            ensure_deskcraft_tasks(wh, options.deskcraft_tasks)  # levels, modes, flags for marts
         if not keys:
             return ScoreResult()
         inputs = load_inputs(options, wh, keys, prices)
         digests = inputs_digests(wh, keys, inputs.digest_parts())
         todo = stale(wh, keys, digests, options.config, options.force)
         skipped = len(keys) - len(todo)
+        groups = TrialScores(wh, options.config)  # after the per-run stages: see its doc
         if not todo:
-            return ScoreResult(runs_unchanged=skipped)
+            missing = groups.missing(k.benchmark for k in keys)
+            trial_groups = groups.run() if missing else 0
+            return ScoreResult(runs_unchanged=skipped, trial_groups=trial_groups)
         stages = inputs.stages(str(wh.root), wh.job)
         engine = run_stages(
             stages,
@@ -257,8 +264,15 @@ def run_score(options: ScoreOptions) -> ScoreResult:
             beam_args=options.beam_args,
         )
         check_outputs(wh, stages, todo)
+        trial_groups = groups.run()
         record(wh, todo, digests, options.config)
         figures = _figures(wh, todo, options)
         if options.compact:
             wh.compact()
-    return ScoreResult(runs_scored=len(todo), runs_unchanged=skipped, engine=engine, **figures)
+    return ScoreResult(
+        runs_scored=len(todo),
+        runs_unchanged=skipped,
+        trial_groups=trial_groups,
+        engine=engine,
+        **figures,
+    )

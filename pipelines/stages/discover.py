@@ -32,14 +32,21 @@ def problem_rows(
     ]
 
 
-def list_source(uri: str, stamp: str | None, benchmark: str, layout: str | None) -> SourceListing:
+def list_source(
+    uri: str,
+    stamp: str | None,
+    benchmark: str,
+    layout: str | None,
+    trial_of: str | None = None,
+) -> SourceListing:
     """Open `uri`, list it, and find its runs (`stamp`: the source's stamp taken when the
     ingest was planned, before opening it, so a change while it is read is caught by the next
-    ingest). Never raises for the source's content: problems become quarantine rows."""
-    from deskscore.collectors.ids import run_id as make_run_id
+    ingest). `trial_of` makes every run found a trial of that group (`ingest --trial-of`).
+    Never raises for the source's content: problems become quarantine rows."""
     from deskscore.collectors.ids import source_id
-    from deskscore.collectors.layout import discover
+    from deskscore.collectors.layout import discover_source
     from deskscore.collectors.source import SourceError, open_source
+    from deskscore.collectors.trials import run_identity, trial_label
     from deskscore.pipelines.infra import progress
 
     sid = source_id(uri)
@@ -51,8 +58,9 @@ def list_source(uri: str, stamp: str | None, benchmark: str, layout: str | None)
     try:
         files = source.files()
         problems = list(getattr(source, "problems", []) or [])
-        runs = discover(files, layout)
-        if not runs:
+        runs, listed = discover_source(source, layout)
+        problems.extend(listed)
+        if not runs and not listed:
             problems.append(
                 {
                     "location": "",
@@ -66,8 +74,10 @@ def list_source(uri: str, stamp: str | None, benchmark: str, layout: str | None)
             )
         work = []
         for run in runs:
-            key = RunKey(benchmark, make_run_id(source.uri, run.run_path), run.format, source.uri)
-            work.append(RunWork(key, run.run_path, stamp))
+            run_id, group = run_identity(source.uri, run)
+            key = RunKey(benchmark, run_id, run.format, source.uri)
+            trial = trial_label(run, source.name, trial_of)
+            work.append(RunWork(key, run.run_path, stamp, trial, trial_of or group))
             progress.tick("runs found")
         n_tasks = sum(len(r.tasks) for r in runs)
         rows = problem_rows(source.uri, benchmark, source_id(source.uri), problems)

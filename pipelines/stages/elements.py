@@ -15,6 +15,10 @@ class RunWork(NamedTuple):
     run_path: str
     source_stamp: str | None
     """The source's stamp when the ingest was planned (before it was opened)."""
+    trial: str | None = None
+    """runs.trial: which trial of its configuration the run is (None: not a trial)."""
+    run_group: str | None = None
+    """runs.run_group: the configuration it is a trial of (None: the run itself)."""
 
     @property
     def partition(self) -> dict[str, str]:

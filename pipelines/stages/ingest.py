@@ -36,19 +36,26 @@ def write_source_problems(wh: Any, benchmark: str, source_run_id: str, rows: lis
 
 
 class IngestStage(RunStage):
-    """RunWork -> the run's partitions, written atomically: runs, episodes, steps, llm_calls
-    (an empty file when the archive records no call), interactions (formats that record them) and this
-    stage's quarantine."""
+    """RunWork -> the run's partitions, written atomically: runs, episodes, steps,
+    step_actions, llm_calls (an empty file when the archive records no call), interactions
+    (formats that record them) and this stage's quarantine."""
 
     label = "runs written"
-    writes = ("runs", "episodes", "steps", "llm_calls")
+    writes = ("runs", "episodes", "steps", "step_actions", "llm_calls")
 
     def __init__(
-        self, warehouse: str, layout: str | None, force: bool, job: str | None = None
+        self,
+        warehouse: str,
+        layout: str | None,
+        force: bool,
+        run_fields: dict[str, Any] | None = None,
+        job: str | None = None,
     ) -> None:
         super().__init__(warehouse, job)
         self.layout = layout
         self.force = force
+        self.run_fields = dict(run_fields or {})
+        """Fields every run row of this ingest gets (the options recorded with it)."""
 
     def setup(self) -> None:
         from deskscore.pipelines.stages.read import OpenSources
@@ -77,21 +84,23 @@ class IngestStage(RunStage):
         yield element
 
     def _unchanged(self, part: dict[str, str], run: dict[str, Any]) -> bool:
-        """Whether the stored run has this content hash; a new source stamp is recorded."""
+        """Whether the stored run has this content hash; a new source stamp or name is
+        recorded."""
         stored = self.wh.read("runs", part).to_pylist()
         if len(stored) != 1 or stored[0]["content_hash"] != run["content_hash"]:
             return False
-        if stored[0]["source_stamp"] != run["source_stamp"]:
-            self.wh.write("runs", [run], part)  # same tables; only the stamp moved
+        if any(stored[0].get(k) != v for k, v in run.items()):
+            self.wh.write("runs", [run], part)  # same tables; only the stamp or names moved
         return True
 
     def run(self, work: RunWork) -> None:
+        from deskscore.collectors.actions import derived_action_rows
         from deskscore.collectors.source import SourceError
         from deskscore.pipelines.stages.read import read_run
 
         key, part = work.key, work.partition
         try:
-            source, run = self._sources.run(key.source, work.run_path)
+            source, run = self._sources.run(key.source, key.run_id)
         except SourceError as exc:
             run, problem = None, f"{exc}; the source changed while it was being ingested"
         else:
@@ -110,6 +119,7 @@ class IngestStage(RunStage):
             self.wh.write("quarantine", [row], part, file=STAGE)
             return
         read = read_run(source, run, work)
+        read.run.update(self.run_fields)
         outs = read.episodes
         progress.tick("episodes", len(outs))
         if not self.force and self._unchanged(part, read.run):
@@ -120,6 +130,10 @@ class IngestStage(RunStage):
         self.wh.write("runs", [read.run], part)
         self.wh.write("episodes", [r.episode for r in reads], part)
         self.wh.write("steps", [s for r in reads for s in r.steps], part)
+        actions = [
+            r.actions if r.actions is not None else derived_action_rows(r.steps) for r in reads
+        ]
+        self.wh.write("step_actions", [a for rows in actions for a in rows], part)
         self.wh.write("llm_calls", [c for o in outs for c in o.llm_calls], part)
         if any(o.interactions is not None for o in outs):  # formats that record exchanges
             talk = [i for o in outs for i in o.interactions or ()]

@@ -36,20 +36,27 @@ def read_run(source: Any, run: Any, work: RunWork) -> RunRead:
     readers of its format."""
     from deskscore.collectors.archives import DigestingSource
     from deskscore.collectors.formats import get
+    from deskscore.collectors.trials import shares_root
     from deskscore.schemas import SCHEMA_VERSION
 
     key = work.key
     fmt = get(key.format)
     digesting = DigestingSource(source)
     meta = fmt.read_run_meta(digesting, run, run_id=key.run_id, benchmark=key.benchmark)
+    # a summary at a root the trials share cannot say which trial it scored
+    reported = {} if shares_root(run) else meta.reported
     episodes = fmt.episodes(
-        digesting, run, run_id=key.run_id, benchmark=key.benchmark, reported=meta.reported
+        digesting, run, run_id=key.run_id, benchmark=key.benchmark, reported=reported
     )
     episodes.sort(key=lambda o: tuple(o.read.episode[k] for k in _EPISODE_KEY))
     row = dict(meta.run)
     row["source_stamp"] = work.source_stamp
+    row["trial"] = work.trial
+    row["run_group"] = work.run_group or key.run_id
+    grouped = work.trial is not None or row["run_group"] != key.run_id
+    grouping = (f"trial {work.trial} of {row['run_group']}",) if grouped else ()
     row["content_hash"] = digesting.digest(
-        f"ingest {SCHEMA_VERSION}.{INGEST_VERSION}", key.benchmark, key.format
+        f"ingest {SCHEMA_VERSION}.{INGEST_VERSION}", key.benchmark, key.format, *grouping
     )
     return RunRead(row, episodes, list(meta.quarantine))
 
@@ -62,22 +69,24 @@ class OpenSources:
         self.size = size
         self._open: OrderedDict[str, tuple[Any, dict[str, Any]]] = OrderedDict()
 
-    def run(self, uri: str, run_path: str) -> tuple[Any, Any]:
-        """(source, RunFolder or None when the run is no longer in the source)."""
-        from deskscore.collectors.layout import discover
+    def run(self, uri: str, run_id: str) -> tuple[Any, Any]:
+        """(source, RunFolder of that id, or None when the run is no longer in the source)."""
+        from deskscore.collectors.layout import discover_source
         from deskscore.collectors.source import open_source
+        from deskscore.collectors.trials import run_identity
 
         if uri in self._open:
             self._open.move_to_end(uri)
         else:
             source = open_source(uri)
-            runs = {r.run_path: r for r in discover(source.files(), self.layout)}
+            found, _ = discover_source(source, self.layout)
+            runs = {run_identity(source.uri, r)[0]: r for r in found}
             self._open[uri] = (source, runs)
             while len(self._open) > self.size:
                 _, (old, _) = self._open.popitem(last=False)
                 old.close()
         source, runs = self._open[uri]
-        return source, runs.get(run_path)
+        return source, runs.get(run_id)
 
     def close(self) -> None:
         for source, _ in self._open.values():

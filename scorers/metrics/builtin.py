@@ -5,7 +5,8 @@ score tables: bump deskscore.schemas.SCHEMA_VERSION with it (a changed definitio
 metric's own version instead). Sums run as OSWorld-Human's score.py
 runs them (builtin `sum` over the human tasks in the human data's order; the success sum left
 to right from int 0), so the figures are character-identical to it; see scorers/wes.py for
-the rule sets.
+the rule sets. Figures over the N human tasks are null under the deskscore rules when no task
+of the run matched a human task (`declare.unmatched`): they would be a 0 that measured nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from deskscore.scorers.metrics.declare import (
     RunFacts,
     mean,
     per_human_task,
+    unmatched,
 )
 from deskscore.scorers.metrics.registry import register
 from deskscore.scorers.success import (
@@ -32,9 +34,10 @@ from deskscore.scorers.success import (
 )
 from deskscore.scorers.wes import mean_t_fail, step_ratio, wes_factor, wes_minus, wes_plus
 
-RANKED_BY = ("success_rate_human", "wes_plus_single")
-"""What the leaderboard ranks runs by, in order (each the better way first); the printed
-leaderboard leads with the first."""
+RANKED_BY = ("success_rate_human", "wes_plus_single", "success_rate_run")
+"""What the leaderboard ranks runs by, in order (each the better way first, nulls last); the
+printed leaderboard leads with the first. The success rate over the tasks run comes last: it
+ranks the runs whose figures over the human tasks are empty (DeskCraft's, Sec-Eval's)."""
 
 
 def _r(e: EpisodeFacts) -> float:
@@ -100,15 +103,15 @@ def _rate_run(values: list[Any], run: RunFacts) -> float | None:
 
 
 def _rate_human(values: list[Any], run: RunFacts) -> float | None:
-    return success_rate_human(values, run.n_human_tasks)
+    return None if unmatched(values, run) else success_rate_human(values, run.n_human_tasks)
 
 
 def _strict_rate(values: list[Any], run: RunFacts) -> float | None:
     return strict_success_rate(values)
 
 
-def _mean_t_fail(values: list[tuple[float, int]], run: RunFacts) -> float:
-    return mean_t_fail(values)
+def _mean_t_fail(values: list[tuple[float, int]], run: RunFacts) -> float | None:
+    return None if unmatched(values, run) else mean_t_fail(values)
 
 
 def _cost(
@@ -133,29 +136,32 @@ register(
         version=1,
         direction="higher",
         unit="fraction",
-        label="success rate",
+        label="show_result.py success rate",
         run=Aggregate(
             EPISODES,
             _rate_run,
-            "sum(r) / n_tasks_run, as OSWorld's show_result.py (null when nothing ran).",
+            "sum(r) / n_tasks_run: over the tasks run, as OSWorld's show_result.py (null when "
+            "nothing ran).",
             value=_reward,
         ),
-        header="run %",
+        header="show_result %",
         percent=True,
     ),
     Metric(
         "success_rate_human",
-        version=1,
+        version=2,
         direction="higher",
         unit="fraction",
         label="OSWorld-Human success rate",
         run=Aggregate(
             HUMAN_TASKS,
             _rate_human,
-            "sum(r over matched) / N, as OSWorld-Human's 'Original OSWorld Result'.",
+            "sum(r over matched) / N: over the N human tasks, a task not run counting 0, as "
+            "OSWorld-Human's 'Original OSWorld Result' (null under the deskscore rules when no "
+            "task matched).",
             value=_reward,
         ),
-        header="OSWorld %",
+        header="OSWorld-Human %",
         percent=True,
     ),
     Metric(
@@ -186,42 +192,48 @@ register(
     ),
     Metric(
         "wes_plus_single",
-        version=1,
+        version=2,
         direction="higher",
         unit="fraction",
         label="WES+ single",
         episode=PerEpisode(_wes_plus_single, "r * t_human_single / t_agent (0 when t_agent is 0)."),
-        run=Aggregate(HUMAN_TASKS, per_human_task, "Mean single-action WES+ over N."),
+        run=Aggregate(
+            HUMAN_TASKS,
+            per_human_task,
+            "Mean single-action WES+ over N (null under the deskscore rules when no task matched).",
+        ),
         header="WES+ single",
         percent=True,
     ),
     Metric(
         "wes_plus_grouped",
-        version=1,
+        version=2,
         direction="higher",
         unit="fraction",
         label="WES+ grouped",
         episode=PerEpisode(
             _wes_plus_grouped, "r * t_human_grouped / t_agent (0 when t_agent is 0)."
         ),
-        run=Aggregate(HUMAN_TASKS, per_human_task, "Mean grouped-action WES+ over N."),
+        run=Aggregate(
+            HUMAN_TASKS, per_human_task, "Mean grouped-action WES+ over N (null: as WES+)."
+        ),
         header="WES+ grouped",
         percent=True,
         compact=False,
     ),
     Metric(
         "wes_minus",
-        version=1,
+        version=2,
         direction="higher",
         unit="fraction",
         label="WES-",
         episode=PerEpisode(_wes_minus, "-(1 - r) * t_agent / S."),
-        run=Aggregate(HUMAN_TASKS, per_human_task, "Mean WES- over N."),
+        run=Aggregate(HUMAN_TASKS, per_human_task, "Mean WES- over N (null: as WES+)."),
         header="WES-",
     ),
     Metric(
         "wes_single",
-        version=1,
+        version=2,
         direction="higher",
         unit="fraction",
         label="WES single",
@@ -229,19 +241,27 @@ register(
             _wes_single,
             "Combined WES, second form: wes_plus_single * (1 - mean_t_fail / S), the run's factor.",
         ),
-        run=Aggregate(HUMAN_TASKS, per_human_task, "Combined WES (second form), single-action."),
+        run=Aggregate(
+            HUMAN_TASKS,
+            per_human_task,
+            "Combined WES (second form), single-action (null: as WES+).",
+        ),
         needs=("mean_t_fail",),
         header="WES single",
         percent=True,
     ),
     Metric(
         "wes_grouped",
-        version=1,
+        version=2,
         direction="higher",
         unit="fraction",
         label="WES grouped",
         episode=PerEpisode(_wes_grouped, "Combined WES, second form, grouped granularity."),
-        run=Aggregate(HUMAN_TASKS, per_human_task, "Combined WES (second form), grouped-action."),
+        run=Aggregate(
+            HUMAN_TASKS,
+            per_human_task,
+            "Combined WES (second form), grouped-action (null: as WES+).",
+        ),
         needs=("mean_t_fail",),
         header="WES grouped",
         percent=True,
@@ -276,14 +296,15 @@ register(
     ),
     Metric(
         "mean_t_fail",
-        version=1,
+        version=2,
         direction="lower",
         unit="steps",
         label="mean failed steps",
         run=Aggregate(
             HUMAN_TASKS,
             _mean_t_fail,
-            "Failure-weighted mean t_agent of failed tasks: sum((1-r) t) / sum(1-r).",
+            "Failure-weighted mean t_agent of failed matched tasks: sum((1-r) t) / sum(1-r) "
+            "(null: as WES+).",
             value=_failure,
         ),
     ),

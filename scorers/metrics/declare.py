@@ -55,7 +55,12 @@ EPISODES: Over = "episodes"
 """Every episode of the run, in the order given."""
 HUMAN_TASKS: Over = "human_tasks"
 """Each human task the run has an episode for, in the human data's order, against that episode
-with the task's own step counts (OSWorld-Human's loop: a task found twice counts twice)."""
+with the task's own step counts (OSWorld-Human's loop: a task found twice counts twice).
+Empty when no episode matched a human task: see `unmatched`."""
+
+ORIGINAL_RULES = "osworld-human"
+"""The rule set that reproduces OSWorld-Human's score.py, whose figures over N stay 0 when
+nothing matched."""
 
 
 @dataclass(frozen=True)
@@ -128,10 +133,22 @@ class Metric:
         return self.label if self.unit in ("fraction", "ratio") else f"{self.label} ({self.unit})"
 
 
+def unmatched(values: Sequence[Any], run: RunFacts) -> bool:
+    """Whether a figure over the N human tasks stands on nothing: no episode of the run matched
+    a human task (the HUMAN_TASKS values are empty), e.g. a run of scenarios that are not
+    OSWorld tasks. Under the deskscore rules such a figure is None, not a measured 0; under
+    the osworld-human rules it is what OSWorld-Human's score.py prints (a sum over no task
+    divided by N: 0), so `score.py` stays character-identical to it."""
+    return not values and run.compat != ORIGINAL_RULES
+
+
 def per_human_task(values: Sequence[float], run: RunFacts) -> float | None:
     """The sum over N, OSWorld-Human's mean: builtin `sum` in the order given (so the figure is
-    bit-identical to the original's); None without human tasks."""
-    return sum(values) / run.n_human_tasks if run.n_human_tasks else None
+    bit-identical to the original's); None without human tasks, or when none matched (see
+    `unmatched`)."""
+    if not run.n_human_tasks or unmatched(values, run):
+        return None
+    return sum(values) / run.n_human_tasks
 
 
 def mean(values: Sequence[Any], run: RunFacts) -> float | None:

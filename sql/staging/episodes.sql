@@ -25,5 +25,7 @@ SELECT
     CAST(reported_score AS DOUBLE)   AS reported_score,
     CAST(reported_status AS VARCHAR)  AS reported_status,
     CAST(err_message AS VARCHAR)      AS err_message,
-    CAST(metric_scores_json AS VARCHAR) AS metric_scores_json
+    CAST(metric_scores_json AS VARCHAR) AS metric_scores_json,
+    CAST(total_time_s AS DOUBLE)      AS total_time_s,
+    CAST(working_time_s AS DOUBLE)    AS working_time_s
 FROM raw_episodes;

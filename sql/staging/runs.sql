@@ -11,11 +11,15 @@ SELECT
     CAST(observation_type AS VARCHAR) AS observation_type,
     CAST(model AS VARCHAR)            AS model,
     CAST(agent AS VARCHAR)            AS agent,
+    CAST(run_name AS VARCHAR)         AS run_name,
     CAST(max_steps AS INTEGER)        AS max_steps,
     CAST(args_json AS VARCHAR)        AS args_json,
     CAST(n_task_folders AS INTEGER)   AS n_task_folders,
+    CAST(layout AS VARCHAR)           AS layout,
     CAST(summary_source AS VARCHAR)   AS summary_source,
     CAST(fingerprint AS VARCHAR)      AS fingerprint,
     CAST(source_stamp AS VARCHAR)     AS source_stamp,
-    CAST(content_hash AS VARCHAR)     AS content_hash
+    CAST(content_hash AS VARCHAR)     AS content_hash,
+    CAST(trial AS VARCHAR)            AS trial,
+    CAST(run_group AS VARCHAR)        AS run_group
 FROM raw_runs;

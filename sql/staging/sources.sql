@@ -5,5 +5,8 @@ SELECT
     CAST(source AS VARCHAR)        AS source,
     CAST(source_stamp AS VARCHAR)  AS source_stamp,
     CAST(benchmark AS VARCHAR)     AS benchmark,
-    CAST(n_runs AS INTEGER)        AS n_runs
+    CAST(n_runs AS INTEGER)        AS n_runs,
+    CAST(layout AS VARCHAR)        AS layout,
+    CAST(agent AS VARCHAR)         AS agent,
+    CAST(run_name AS VARCHAR)      AS run_name
 FROM raw_sources;

@@ -76,7 +76,14 @@ def test_how_each_built_in_format_is_scored_and_checked() -> None:
     }
     assert formats.DESKCRAFT.facts_family == formats.FAMILY_DESKCRAFT
     assert formats.OSWORLD.facts_family == formats.LIVE.facts_family == formats.FAMILY_OSWORLD
-    assert [f.name for f in formats.BUILT_IN if f.recount_lines] == ["osworld", "deskcraft"]
+    assert [f.name for f in formats.BUILT_IN if f.recount_lines] == [
+        "osworld",
+        "deskcraft",
+        "inspect",
+    ]
+    assert formats.INSPECT.human_key == formats.BY_TASK_ID
+    assert formats.INSPECT.facts_family == formats.FAMILY_OSWORLD
+    assert [f.name for f in formats.BUILT_IN if f.recount] == ["step-traces"]
 
 
 def test_deskcraft_benchmark_runs_take_deskcraft_facts_whatever_their_format() -> None:
@@ -127,6 +134,9 @@ def test_live_runs_are_never_found_in_an_archive() -> None:
         ("calc/some task", ("data.json", "meta.json"), "uitars"),
         ("calc/some task", ("data.json", "meta.json", "traj.jsonl"), "osworld"),
         ("chrome/20250226@161539-failed", ("runtime.log",), "osworld"),
+        ("chrome/20250226@161539-failed", ("messages.json", "traj.jsonl"), "osworld"),
+        ("run_1/some-task", ("step_1_trace.json", "step_1.png"), "step-traces"),
+        ("run_1/some-task", ("step_1_trace.json", "traj.jsonl"), "osworld"),
     ],
 )
 def test_under_a_layout_each_folder_is_the_first_claiming_format_else_osworld(
@@ -134,6 +144,25 @@ def test_under_a_layout_each_folder_is_the_first_claiming_format_else_osworld(
 ) -> None:
     [run] = discover([f"{folder}/{f}" for f in files], "{domain}/{task_id}")
     assert run.format == expected
+
+
+def test_messages_json_beside_a_trajectory_is_part_of_an_osworld_folder() -> None:
+    files = [*MEMBERS["osworld"], f"run/chrome/{UUID}/messages.json"]
+    [run] = discover(files)
+    assert run.format == "osworld" and "messages.json" in run.tasks[0].files
+
+
+def test_step_traces_are_found_at_the_run_level_beside_results_csv() -> None:
+    traces = [f"results/run_1/{UUID}/step_01_trace.json", f"results/run_1/{UUID}/step_01.png"]
+    assert discover(traces) == []  # no results.csv: nothing says it is a run of this form
+    [run] = discover([*traces, "results/run_1/results.csv"])
+    assert (run.format, run.run_path) == ("step-traces", "results/run_1")
+    assert [t.task_id for t in run.tasks] == [UUID]
+    # a uuid folder with a result.txt is OSWorld's too: the step traces are tried first
+    [run] = discover([*traces, f"results/run_1/{UUID}/result.txt", "results/run_1/results.csv"])
+    assert run.format == "step-traces"
+    listing = _listing([*traces, "results/run_1/results.csv"])
+    assert [f.name for f in formats.BUILT_IN if list(f.find(listing))] == ["step-traces"]
 
 
 def test_a_folder_two_formats_find_is_the_first_registered_ones() -> None:

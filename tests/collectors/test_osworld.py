@@ -113,6 +113,7 @@ def read_all(
 def conforms(reads: list[EpisodeRead]) -> None:
     conform_rows("episodes", [r.episode for r in reads])
     conform_rows("steps", [s for r in reads for s in r.steps])
+    conform_rows("step_actions", [a for r in reads for a in r.actions])
     conform_rows("quarantine", [q for r in reads for q in r.quarantine])
 
 
@@ -122,7 +123,7 @@ def test_every_line_of_a_mixed_trajectory_becomes_a_step_or_quarantine_row(
     src = open_source(str(write_tree(tmp_path, task_tree())))
     [read] = read_all(src)
     conforms([read])
-    ep, steps, quarantine = read
+    ep, steps, quarantine, _ = read
     traj = tmp_path / RUN / "chrome" / TASK / "traj.jsonl"
     with open(traj, encoding="latin-1") as f:
         python_lines = sum(1 for _ in f)
@@ -150,7 +151,7 @@ def test_every_line_of_a_mixed_trajectory_becomes_a_step_or_quarantine_row(
 
 def test_episode_counts_turns_errors_and_how_it_ended(tmp_path: Path, write_tree) -> None:
     src = open_source(str(write_tree(tmp_path, task_tree())))
-    [(ep, steps, _)] = read_all(src)
+    [(ep, steps, _, _)] = read_all(src)
     assert ep["n_steps"] == 5
     assert ep["n_turns"] == 4  # step_num 2 holds two actions
     assert ep["n_error_lines"] == 1 and ep["n_quarantined"] == 3
@@ -169,7 +170,7 @@ def test_step_columns_keep_timestamps_screenshots_responses_and_extra_keys(
     tmp_path: Path, write_tree
 ) -> None:
     src = open_source(str(write_tree(tmp_path, task_tree())))
-    [(_, steps, _)] = read_all(src)
+    [(_, steps, _, _)] = read_all(src)
     first, claude, typing, _, error, done = steps
     assert first["ts"] == datetime(2025, 1, 1, 12, 0, 0)
     assert claude["ts"] == datetime(2025, 1, 1, 12, 0, 1, 123456)
@@ -190,7 +191,7 @@ def test_step_columns_keep_timestamps_screenshots_responses_and_extra_keys(
 def test_error_as_last_record_ends_the_episode_as_error(tmp_path: Path, write_tree) -> None:
     traj = b"\n".join([rec(1, "20250101@120000", "pyautogui.click(1, 2)"), b'{"Error": "timeout"}'])
     write_tree(tmp_path, {f"run/os/{TASK}/traj.jsonl": traj})
-    [(ep, _, _)] = read_all(open_source(str(tmp_path)))
+    [(ep, _, _, _)] = read_all(open_source(str(tmp_path)))
     assert ep["ended_by"] == "error" and ep["last_action_kind"] == "click"
     assert ep["result_status"] == "missing" and ep["score"] is None
     assert ep["err_message"] == "timeout"

@@ -44,13 +44,14 @@ def read_all(root: Path) -> list[EpisodeRead]:
     ]
     conform_rows("episodes", [r.episode for r in reads])
     conform_rows("steps", [s for r in reads for s in r.steps])
+    conform_rows("step_actions", [a for r in reads for a in r.actions])
     conform_rows("quarantine", [q for r in reads for q in r.quarantine])
     return reads
 
 
 def test_each_data_element_is_a_step_and_the_last_inner_score_is_the_result(tmp_path: Path) -> None:
     write_task(tmp_path, QUERY[:20], STEPS)
-    [(ep, steps, quarantine)] = read_all(tmp_path)
+    [(ep, steps, quarantine, _)] = read_all(tmp_path)
     assert quarantine == []
     assert (ep["domain"], ep["task_id"], ep["source_task_id"]) == ("uitars", QUERY[:20], QUERY[:20])
     assert ep["instruction"] == QUERY
@@ -78,7 +79,7 @@ def test_malformed_data_json_becomes_quarantine(
     tmp_path: Path, data: object, raw: bytes | None, status: str, reason: str | None
 ) -> None:
     write_task(tmp_path, "task", data, raw=raw)
-    [(ep, steps, quarantine)] = read_all(tmp_path)
+    [(ep, steps, quarantine, _)] = read_all(tmp_path)
     assert ep["result_status"] == status
     assert [q["reason"] for q in quarantine] == ([reason] if reason else [])
     assert ep["n_lines"] == len(steps)
@@ -86,7 +87,7 @@ def test_malformed_data_json_becomes_quarantine(
 
 def test_meta_without_a_query_is_quarantined(tmp_path: Path) -> None:
     write_task(tmp_path, "task", STEPS, meta={"question": QUERY})
-    [(ep, _, quarantine)] = read_all(tmp_path)
+    [(ep, _, quarantine, _)] = read_all(tmp_path)
     assert ep["instruction"] is None and ep["score"] == 1.0
     assert [(q["location"], q["reason"]) for q in quarantine] == [
         ("uitars-run/task/meta.json", "unexpected_shape")

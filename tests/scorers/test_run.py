@@ -271,9 +271,9 @@ def test_empty_and_unparseable_results_are_not_run_in_both_rule_sets():
         _episode("chrome", "a", n_lines=5, status="empty", score=None, raw=""),
         _episode("chrome", "b", n_lines=5, status="unparseable", score=None, raw="abc"),
     ]
-    for compat in ("osworld-human", "deskscore"):
+    for compat, over_n in (("osworld-human", 0.0), ("deskscore", None)):
         _, run = _score(episodes, [("chrome", "a", 5, 5), ("chrome", "b", 5, 5)], compat=compat)
-        assert run["n_tasks_matched"] == 0 and run["success_rate_human"] == 0.0
+        assert run["n_tasks_matched"] == 0 and run["success_rate_human"] == over_n
         assert run["n_tasks_run"] == 0 and run["success_rate_run"] is None
 
 
@@ -396,3 +396,33 @@ def test_score_run_never_raises(episodes, human, compat, mss):
     rows, run = _score(episodes, human, mss, compat)
     assert len(rows) == len(episodes)
     assert run["n_tasks_matched"] <= run["n_human_tasks"]
+
+
+def test_figures_over_the_human_tasks_are_null_not_zero_when_no_task_matched():
+    """Scenarios outside the human data (Sec-Eval's) ran and have results, yet nothing was
+    measured against a human: deskscore leaves the figures over N empty; the original's rules
+    print 0, as its score.py does."""
+    episodes = [
+        _episode("execute_binary", "20250226@161539-failed", n_lines=9, score=1.0),
+        _episode("prompt_injection", "20250226@165220-failed", n_lines=4, score=0.0),
+    ]
+    human = [("chrome", "a", 5, 5), ("chrome", "b", 5, 5)]
+    over_n = ("success_rate_human", "wes_plus_single", "wes_plus_grouped", "wes_minus")
+    over_n += ("wes_single", "wes_grouped", "mean_t_fail")
+    _, ours = _score(episodes, human, compat="deskscore")
+    _, orig = _score(episodes, human, compat="osworld-human")
+    assert ours["n_tasks_matched"] == 0 and ours["n_tasks_run"] == 2
+    assert ours["success_rate_run"] == 0.5  # over the tasks run: measured
+    assert all(ours[name] is None for name in over_n)
+    assert all(orig[name] == 0.0 for name in over_n)
+
+
+def test_one_matched_task_is_enough_for_the_figures_over_the_human_tasks():
+    episodes = [
+        _episode("execute_binary", "x", n_lines=9, score=1.0),
+        _episode("chrome", "a", n_lines=5, score=0.0),
+    ]
+    _, run = _score(episodes, [("chrome", "a", 5, 5), ("chrome", "b", 5, 5)], compat="deskscore")
+    assert run["n_tasks_matched"] == 1
+    assert run["success_rate_human"] == 0.0 and run["wes_plus_single"] == 0.0
+    assert run["wes_minus"] is not None and run["wes_minus"] < 0

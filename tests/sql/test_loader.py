@@ -97,5 +97,6 @@ def test_an_expression_alone_on_its_line_gives_one_column_per_line() -> None:
         "FROM t",
     ]
     assert render("ORDER BY {{ rank_order }}") == (
-        "ORDER BY success_rate_human DESC NULLS LAST, wes_plus_single DESC NULLS LAST"
+        "ORDER BY success_rate_human DESC NULLS LAST, wes_plus_single DESC NULLS LAST, "
+        "success_rate_run DESC NULLS LAST"
     )

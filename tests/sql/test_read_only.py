@@ -76,12 +76,22 @@ def test_write_allows_a_copy_into_the_warehouse(warehouse: Path) -> None:
 
 
 def test_filters_of_other_commands_are_parameters_not_sql(warehouse: Path) -> None:
+    from deskscore.pipelines.cli.common import UserError
     from deskscore.pipelines.cli.cost import cost_text
     from deskscore.pipelines.cli.leaderboard import leaderboard_text
+    from deskscore.pipelines.cli.scored import where
+    from deskscore.scorers.config import ScoreConfig
+    from deskscore.sql import connect
 
     hostile = "x' OR '1'='1"
-    text = leaderboard_text(str(warehouse), "csv", compat=hostile)
-    assert text.strip().count("\n") == 0  # the header only: the value matched nothing
+    with pytest.raises(UserError, match=r"no run in .* is scored yet"):  # matched nothing
+        leaderboard_text(str(warehouse), "csv", human_version=hostile)
+    condition, params = where(ScoreConfig(hostile, 15, "deskscore"))
+    assert hostile not in condition
+    count = connect(warehouse).sql(
+        f"SELECT count(*) FROM leaderboard WHERE {condition}", params=params
+    )
+    assert count.fetchall() == [(0,)]
     assert "x' OR" not in cost_text(
         str(warehouse), "csv", run_ids=[hostile, "'); DROP TABLE x; --"]
     )

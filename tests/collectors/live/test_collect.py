@@ -90,7 +90,8 @@ def collected(desktop: HostProvider, tmp_path_factory: pytest.TempPathFactory) -
     assert code == 0, out
     wh = Warehouse(warehouse)
     tables = {t: wh.read(t).to_pylist() for t in
-              ("runs", "episodes", "steps", "screenshot_refs", "screenshots", "llm_calls", "interactions")}  # fmt: skip
+              ("runs", "episodes", "steps", "step_actions", "screenshot_refs", "screenshots",
+               "llm_calls", "interactions")}  # fmt: skip
     return {"warehouse": warehouse, "osworld": osworld, "out": out, "argv": argv,
             "tables": tables, "home": desktop.home}  # fmt: skip
 
@@ -105,7 +106,13 @@ def test_screenshots_are_real_frames_of_the_display_that_change_as_actions_run(c
     from PIL import Image
 
     steps = by_task(collected["tables"]["steps"], "L1_os_wrong_text")
-    assert [s["action_kind"] for s in steps] == ["click", "type", "done"]
+    # the first step clicks the terminal, then types: one step of two calls (kind multi)
+    assert [s["action_kind"] for s in steps] == ["multi", "type", "done"]
+    first = by_task(collected["tables"]["step_actions"], "L1_os_wrong_text", "action_idx")
+    assert [(a["step_idx"], a["kind"]) for a in first if a["step_idx"] == steps[0]["step_idx"]] == [
+        (steps[0]["step_idx"], "click"),
+        (steps[0]["step_idx"], "type"),
+    ]
     run = collected["tables"]["runs"][0]
     hashes = []
     for s in steps:
@@ -141,7 +148,7 @@ def test_verdicts_come_from_the_final_state_of_the_desktop(collected) -> None:
 def test_call_user_is_an_exchange_never_a_step(collected) -> None:
     steps = by_task(collected["tables"]["steps"], "INTERACTIVE_os_tidy_downloads")
     assert [(s["step_num"], s["phase"], s["action_kind"]) for s in steps] == [
-        (2, 2, "click"),
+        (2, 2, "multi"),
         (3, 2, "done"),
     ]
     rows = by_task(collected["tables"]["interactions"], "INTERACTIVE_os_tidy_downloads", "seq")
@@ -217,6 +224,7 @@ def test_the_osworld_folders_ingest_to_the_same_rows(collected, tmp_path: Path) 
 
     live = collected["tables"]
     assert strip(wh.read("steps").to_pylist()) == strip(live["steps"])
+    assert strip(wh.read("step_actions").to_pylist()) == strip(live["step_actions"])
     # the collector knows why an episode has no result; the folders only that it has none
     drop = ("result_status", "err_message", "metric_scores_json")
     ingested = strip(wh.read("episodes").to_pylist(), drop)

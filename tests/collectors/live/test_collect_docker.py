@@ -41,7 +41,7 @@ def test_bundled_tasks_are_solved_in_sandbox_containers(
     edits = sorted(
         (s for s in steps if s["task_id"] == "L1_editor_fix_letter"), key=lambda s: s["step_idx"]
     )
-    assert [s["action_kind"] for s in edits] == ["click", "done"]
+    assert [s["action_kind"] for s in edits] == ["multi", "done"]  # click, keys, type, save
     inter = [
         r
         for r in wh.read("interactions").to_pylist()

@@ -91,6 +91,9 @@ def test_a_folded_episode_holds_every_table_the_ingest_writes(tmp_path: Path) ->
     )
     assert steps[0]["dt_s"] is None and steps[1]["dt_s"] == pytest.approx(2.5)
     assert steps[1]["info_json"] == '{"done": true}'
+    calls = wh.read("step_actions", part).to_pylist()
+    assert [(c["step_idx"], c["action_idx"], c["kind"], c["x"], c["y"], c["parser"]) for c in calls] == [
+        (0, 0, "click", 10, 20, "ast"), (1, 0, "done", None, None, "word")]  # fmt: skip
     [episode] = wh.read("episodes", part).to_pylist()
     assert (episode["n_steps"], episode["n_turns"], episode["ended_by"], episode["score"]) == (
         2,
@@ -127,7 +130,8 @@ def test_folding_twice_gives_the_same_tables(tmp_path: Path) -> None:
     live = record_episode(tmp_path)
     fold(tmp_path, live)
     wh = Warehouse(tmp_path)
-    before = {t: wh.read(t).to_pylist() for t in ("steps", "episodes", "llm_calls", "screenshots")}
+    tables = ("steps", "step_actions", "episodes", "llm_calls", "screenshots")
+    before = {t: wh.read(t).to_pylist() for t in tables}
     fold(tmp_path, live)  # e.g. a kill after the partitions were written, before the cleanup
     after = {t: wh.read(t).to_pylist() for t in before}
     assert before == after

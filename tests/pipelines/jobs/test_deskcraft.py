@@ -51,9 +51,11 @@ def test_leaderboard_by_level_prints_each_agent_and_level(deskcraft_archive: dic
     wh = str(deskcraft_archive["warehouse"])
     assert main(["leaderboard", "--warehouse", wh, "--by", "level"]) == 0
     text = capsys.readouterr().out
-    header = text.splitlines()[0].split()
-    assert header[:3] == ["agent", "level", "tasks"] and "strict" in header and "mean" in header
-    lines = [line.split() for line in text.splitlines()[2:] if line.startswith("deskcraft-")]
+    assert text.splitlines()[0] == "DeskCraft runs by level (level source stem, split all, " \
+        "deskscore rules)"  # fmt: skip
+    header = text.splitlines()[1].split()
+    assert header[:3] == ["run", "level", "tasks"] and "strict" in header and "mean" in header
+    lines = [line.split() for line in text.splitlines()[3:] if line.startswith("deskcraft-")]
     assert sorted((c[0], c[1]) for c in lines) == sorted(
         (a.name, lv) for a in AGENTS for lv in ("L1", "L2", "L3", "unlabelled")
     )
@@ -70,7 +72,7 @@ def test_leaderboard_by_level_takes_a_level_source_and_a_split(
     assert {(r["level_source"], r["split"]) for r in rows} == {("difficulty", "interactive")}
     plans = deskcraft_archive["plans"]["deskcraft-weak"]
     l3 = [p for p in plans if p.split == "interactive" and p.level_difficulty == "L3"]
-    [row] = [r for r in rows if r["agent"] == "deskcraft-weak" and r["level"] == "L3"]
+    [row] = [r for r in rows if r["label"] == "deskcraft-weak" and r["level"] == "L3"]
     assert row["n_episodes"] == len(l3)
     assert row["n_strict_success"] == sum(1 for p in l3 if p.score == 1)
 
@@ -95,7 +97,7 @@ def test_leaderboard_by_app_domain_and_mode(
         for agent, ps in plans.items()
         for k in {slice_of(p) for p in ps} - {None}
     }
-    assert {(r["agent"], r[key]): r["n_episodes"] for r in rows} == expected
+    assert {(r["label"], r[key]): r["n_episodes"] for r in rows} == expected
 
 
 def test_leaderboard_by_level_without_deskcraft_runs_says_what_to_do(
@@ -117,3 +119,34 @@ def test_the_report_draws_the_per_level_chart(deskcraft_archive: dict, tmp_path:
     page = report.path.read_text()
     section = page.split('<section id="levels">', 1)[1].split("</section>", 1)[0]
     assert "data:image/png;base64," in section and "these runs carry no level data" not in section
+
+
+def test_a_warehouse_of_both_benchmarks_prints_each_titled(
+    deskcraft_archive: dict, tmp_path: Path, capsys
+) -> None:
+    import shutil
+
+    from deskscore.collectors.synthetic import load_profiles, write_run
+    from deskscore.collectors.synthetic import task_slice as osworld_tasks
+
+    wh = str(shutil.copytree(deskcraft_archive["warehouse"], tmp_path / "wh"))
+    run = write_run(tmp_path / "results", load_profiles()[0], osworld_tasks(per_domain=1), seed=3)
+    common = ["--warehouse", wh, "--engine", "direct"]
+    assert main(["ingest", str(run), *common]) == 0
+    assert main(["score", *common, "--no-costs", "--max-steps-scoring", "15"]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", "--warehouse", wh, "--by", "domain"]) == 0
+    sections = capsys.readouterr().out.split("\n\n")
+    titles = [s.splitlines()[0] for s in sections]
+    assert titles == [
+        "OSWorld runs by domain (OSWorld-Human verified, S >= 15, deskscore rules)",
+        "DeskCraft runs by DeskCraft domain (split all, deskscore rules)",
+    ]
+    assert sections[0].rstrip().endswith("(10 rows)")  # one OSWorld run, ten domains
+    assert main(["leaderboard", "--warehouse", wh]) == 0
+    board = capsys.readouterr().out
+    assert "Leaderboard, deskcraft runs (OSWorld-Human verified" in board
+    assert "Leaderboard, osworld runs (OSWorld-Human verified" in board
+    assert "DeskCraft tasks are not OSWorld-Human tasks" in board
+    assert main(["leaderboard", "--warehouse", wh, "--by", "level"]) == 0  # DeskCraft only
+    assert capsys.readouterr().out.startswith("DeskCraft runs by level")

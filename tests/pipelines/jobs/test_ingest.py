@@ -146,3 +146,14 @@ def test_an_fsspec_url_is_ingested_like_the_folder_it_mirrors(small_archive, tmp
     assert len(rows) == 2
     assert rows[0][1:] == rows[1][1:]
     assert rows[1][0].startswith("memory://")
+
+
+def test_a_source_without_any_task_folder_is_reported_and_the_ingest_finishes(tmp_path) -> None:
+    (tmp_path / "empty" / "notes").mkdir(parents=True)
+    (tmp_path / "empty" / "notes" / "README.md").write_text("no runs here\n")
+    result = run_ingest(
+        IngestOptions(str(tmp_path / "wh"), sources=(str(tmp_path / "empty"),), engine="direct")
+    )
+    assert (result.runs_found, result.episodes, result.quarantined) == (0, 0, 1)
+    [(reason,)] = connect(tmp_path / "wh").sql("SELECT reason FROM quarantine").fetchall()
+    assert reason == "no_task_folders"

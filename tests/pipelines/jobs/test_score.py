@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import math
 import re
 import subprocess
@@ -59,6 +60,71 @@ def test_sql_per_domain_adds_up_to_the_pipelines_run_figures(scored) -> None:
                 run_id,
                 compat,
             )
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    return a is b is None or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("view", ["per_domain", "per_category"])
+def test_osworld_slices_add_up_to_the_pipelines_run_figures(scored, view) -> None:
+    """What `leaderboard --by domain|app` prints of OSWorld runs: the slices' counts and sums
+    give back each run's run_scores figures, both success rates, WES+ and the step ratio."""
+    con = connect(scored)
+    rows = con.sql(
+        f"""
+        SELECT r.run_id, r.compat, r.n_tasks_run, r.n_tasks_matched, r.n_human_tasks,
+               r.success_rate_run, r.strict_success_rate_run, r.success_rate_human,
+               r.wes_plus_single, r.mean_step_ratio_single,
+               sum(d.n_tasks_run), sum(d.n_tasks_matched), sum(d.n_human_tasks),
+               sum(d.sum_reward_run), sum(d.n_strict_success), sum(d.sum_reward_matched),
+               sum(d.sum_wes_plus_single), sum(d.sum_step_ratio_single), sum(d.n_step_ratio_single),
+               count(*)
+        FROM run_scores r JOIN {view} d USING (run_id, human_version, max_steps_scoring, compat)
+        GROUP BY ALL
+        """
+    ).fetchall()
+    assert len(rows) == 6
+    for row in rows:
+        key, (n_run, n_matched, n, sr_run, strict, sr_human, wps, ratio) = row[:2], row[2:10]
+        d_run, d_matched, d_n, d_sum_run, d_strict, d_sum_human, d_wps, d_ratio, d_n_ratio, k = row[
+            10:
+        ]
+        assert (d_run, d_matched, d_n) == (n_run, n_matched, n), key
+        assert k == (10 if view == "per_domain" else 5), (
+            key
+        )  # 10 domains; 3 groups + os, multi_apps
+        for run_level, sliced in (
+            (sr_run, d_sum_run / d_run),
+            (strict, d_strict / d_run),
+            (sr_human, d_sum_human / n),
+            (wps, d_wps / n),
+            (ratio, d_ratio / d_n_ratio),
+        ):
+            assert _close(run_level, sliced), key
+
+
+def test_the_printed_slices_are_the_marts_figures(scored, capsys) -> None:
+    from deskscore.pipelines.cli.main import main
+
+    assert (
+        main(["leaderboard", "--warehouse", str(scored), "--by", "domain", "--format", "json"]) == 0
+    )
+    printed = json.loads(capsys.readouterr().out)
+    mart = connect(scored).sql(
+        "SELECT run_id, domain, n_tasks_run, success_rate_run_pct, success_rate_human_pct, "
+        "wes_plus_single_pct FROM per_domain WHERE compat = 'deskscore'"
+    )
+    assert len(printed) == 30  # 3 runs x 10 domains, of one configuration (deskscore rules)
+    expected = {(r[0], r[1]): r[2:] for r in mart.fetchall()}
+    got = {
+        (r["run_id"], r["domain"]): (
+            r["n_tasks_run"], r["success_rate_run_pct"], r["success_rate_human_pct"],
+            r["wes_plus_single_pct"],
+        )
+        for r in printed
+    }  # fmt: skip
+    assert got == expected
 
 
 def test_the_leaderboard_ranks_runs_by_osworld_human_success(scored) -> None:

@@ -289,8 +289,8 @@ def test_the_real_runs_have_phashes_for_their_screenshots(sec_eval) -> None:
 def test_the_real_runs_show_no_loop(sec_eval) -> None:
     """The agent never repeats itself: it navigates (move, then click at the pointer), types,
     runs different shell commands. Screens often stay the same (a shell command run without a
-    terminal, a pointer move), so phash fires alone; the archive has no planner texts."""
-    assert Warehouse(sec_eval["wh"]).read("loop_spans").num_rows == 0
+    terminal, a pointer move), so phash fires alone; its reasoning (read from messages.json)
+    is new at every turn, so the response signal votes but never fires."""
     assert Warehouse(sec_eval["wh"]).read("loop_spans").num_rows == 0
     flags = sec_eval["flags"]
     assert flags.height == sec_eval["episodes"].get_column("n_steps").sum()
@@ -298,6 +298,24 @@ def test_the_real_runs_show_no_loop(sec_eval) -> None:
     assert flags.get_column("phash").sum() > 50
     assert flags.filter(pl.col("phash")).get_column("n_available").max() >= 2
     assert not flags.get_column("repeats").any()
+
+
+def test_the_response_signal_votes_on_the_real_runs(sec_eval) -> None:
+    """Each pair of steps of two turns whose replies were read adds one available signal."""
+    steps = sec_eval["steps"].filter(pl.col("action_kind") != "error")
+    assert steps.get_column("response").null_count() < steps.height // 5  # final turns only
+    ordered = steps.sort("domain", "task_id", "step_idx")
+    prev = ordered.shift(1)
+    voting = (
+        (ordered.get_column("task_id") == prev.get_column("task_id"))
+        & (ordered.get_column("step_num") != prev.get_column("step_num"))
+        & ordered.get_column("response").is_not_null()
+        & prev.get_column("response").is_not_null()
+    ).sum()
+    unread = sec_eval["steps"].with_columns(pl.lit(None, pl.String).alias("response"))
+    without, _ = detect_loops(unread, sec_eval["episodes"])
+    gained = sec_eval["flags"].get_column("n_available").sum() - without["n_available"].sum()
+    assert gained == voting > 100
 
 
 # --------------------------------------------------------------------------- the listing
