@@ -218,9 +218,11 @@ class Warehouse:
 
     def has_file(self, name: str, partition: Mapping[str, str], file: str = "data") -> bool:
         """Whether the partition holds slot `file` of table `name` (in its folder or a pack;
-        a written file with no rows counts)."""
+        a written file with no rows counts). A listed file gone from disk (deleted by hand)
+        does not count, so the job that writes it writes it again."""
         key = slot_key(self.partition_of(name, partition), _segment(file))
-        return key in self.manifest().tables.get(name, {})
+        entry = self.manifest().tables.get(name, {}).get(key)
+        return entry is not None and (self.table_dir(name) / entry.file).is_file()
 
     def runs(self, name: str) -> set[str]:
         """The run_ids that have any slot in a run-partitioned table."""
