@@ -175,6 +175,71 @@ def _trajectory_rows(run_id: str, traj: str, lines: Counter, located: dict[str, 
     )
 
 
+def _duplicate_problems(runs: list[dict[str, Any]], episodes: list[dict[str, Any]]) -> list[str]:
+    """Runs or episodes held twice (e.g. by a run's own file and a pack)."""
+    problems = []
+    for rid, n in sorted(Counter(r["run_id"] for r in runs).items()):
+        if n > 1:
+            problems.append(
+                f"runs: run {rid} has {n} rows (its rows are held twice); re-ingest its source "
+                "with `deskscore ingest SOURCE --force`"
+            )
+    seen = Counter((e["run_id"], e["domain"], e["task_id"]) for e in episodes)
+    for (rid, domain, task), n in sorted(seen.items()):
+        if n > 1:
+            problems.append(
+                f"episodes: {domain}/{task} of run {rid} has {n} rows; re-ingest the run's "
+                "source with `deskscore ingest SOURCE --force`"
+            )
+    return problems[:_MAX_LISTED]
+
+
+def _score_problems(wh: Any) -> list[str]:
+    """Runs recorded as scored (score_inputs) whose figures are missing: the record says
+    done, so only `--force` would score them again."""
+    from deskscore.scorers.config import ScoreConfig
+
+    problems = []
+    for r in wh.read("score_inputs").to_pylist():
+        config = ScoreConfig(r["human_version"], r["max_steps_scoring"], r["compat"])
+        part = {"benchmark": r["benchmark"], "run_id": r["run_id"]}
+        lacking = [
+            name
+            for name in ("episode_scores", "run_scores")
+            if not wh.has_file(name, part, config.file)
+        ]
+        if lacking:
+            problems.append(
+                f"score_inputs: run {r['run_id']} is recorded as scored ({config.describe()}) "
+                f"but has no {' or '.join(lacking)}; run `deskscore score --force --run "
+                f"{r['run_id']} --human-version {config.human_version} --max-steps-scoring "
+                f"{config.max_steps_scoring} --compat {config.compat}`"
+            )
+    return problems[:_MAX_LISTED]
+
+
+def _screenshot_problems(wh: Any) -> list[str]:
+    """Hashed references whose content has no screenshots row anywhere, and no quarantine row
+    of the run saying why (unreadable when read again, changed, too large...)."""
+    refs = wh.read("screenshot_refs", columns=["run_id", "screenshot_path", "content_hash"])
+    stored = set(wh.read("screenshots", columns=["content_hash"]).column(0).to_pylist())
+    explained = {
+        (q["run_id"], q["location"])
+        for q in wh.read("quarantine", columns=["run_id", "location"]).to_pylist()
+    }
+    lacking: Counter = Counter()
+    for r in refs.to_pylist():
+        digest = r["content_hash"]
+        unexplained = (r["run_id"], r["screenshot_path"]) not in explained
+        if digest is not None and digest not in stored and unexplained:
+            lacking[r["run_id"]] += 1
+    return [
+        f"screenshot_refs: run {rid}: {n} hashed reference(s) whose content has no screenshots "
+        f"row; run `deskscore hash --run {rid}`"
+        for rid, n in sorted(lacking.items())[:_MAX_LISTED]
+    ]
+
+
 def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) -> CheckResult:
     """Every finding about `warehouse`; `sources=False` skips re-reading the archives."""
     from deskscore.collectors.formats import get as get_format
@@ -229,10 +294,18 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
             )
     facts.append(f"{len(episodes)} episode(s), {n_lines} trajectory line(s) accounted for")
 
+    problems.extend(_duplicate_problems(runs, episodes))
+    problems.extend(_score_problems(wh))
+    problems.extend(_screenshot_problems(wh))
     unreachable = 0
     for run in runs:
         rid = run["run_id"]
-        if per_run[rid] != run["n_task_folders"]:
+        if not per_run[rid]:
+            problems.append(
+                f"runs: {run['source']}!{run['run_path']} (run {rid}) has no episode; re-ingest "
+                "its source with `deskscore ingest SOURCE --force` (with the --layout it needs)"
+            )
+        elif per_run[rid] != run["n_task_folders"]:
             problems.append(
                 f"runs: {run['source']}!{run['run_path']}: {run['n_task_folders']} task folder(s) "
                 f"but {per_run[rid]} episode(s); re-ingest it"

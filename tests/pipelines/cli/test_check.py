@@ -102,3 +102,73 @@ def test_a_source_that_grew_lines_after_ingest_is_reported(
     traj.write_bytes(traj.read_bytes() + b'{"step_num": 99}\n')
     problems = check_warehouse(root).problems
     assert any(traj.name in p and "in the source" in p for p in problems), problems
+
+
+# ---------------------------------------------------------------- the states a job can leave
+
+
+def _a_run(root: Path) -> dict:
+    return sorted(Warehouse(root).read("runs").to_pylist(), key=lambda r: r["run_id"])[0]
+
+
+def _repaired(root: Path, problems: list[str], command: list[str]) -> None:
+    """Run the repair the check suggested; the check then passes."""
+    assert main([*command, "--warehouse", str(root), "--engine", "direct"]) == 0
+    after = check_warehouse(root, sources=False)
+    assert after.ok, (problems, after.problems)
+
+
+def test_a_run_recorded_as_scored_without_its_figures_is_named(copy: Path) -> None:
+    run = _a_run(copy)
+    part = {"benchmark": run["benchmark"], "run_id": run["run_id"]}
+    [scored] = Warehouse(copy).read("score_inputs").to_pylist()[:1]
+    from deskscore.scorers.config import ScoreConfig
+
+    config = ScoreConfig(scored["human_version"], scored["max_steps_scoring"], scored["compat"])
+    Warehouse(copy).remove("run_scores", part, file=config.file)
+    problems = check_warehouse(copy, sources=False).problems
+    [named] = [p for p in problems if p.startswith("score_inputs:")]
+    assert run["run_id"] in named and "run_scores" in named and "--force" in named
+    _repaired(copy, problems, ["score", "--no-costs", "--force", "--run", run["run_id"]])
+
+
+def test_a_run_held_twice_is_named(copy: Path) -> None:
+    run = _a_run(copy)
+    part = {"benchmark": run["benchmark"], "run_id": run["run_id"]}
+    wh = Warehouse(copy)
+    rows = wh.read("runs", part).to_pylist()
+    wh.write("runs", rows + rows, part)
+    problems = check_warehouse(copy, sources=False).problems
+    assert any(run["run_id"] in p and "2 rows" in p for p in problems), problems
+    _repaired(copy, problems, ["ingest", run["source"], "--force"])
+
+
+def test_a_run_without_episodes_is_named(copy: Path) -> None:
+    run = _a_run(copy)
+    part = {"benchmark": run["benchmark"], "run_id": run["run_id"]}
+    wh = Warehouse(copy)
+    for name in ("episodes", "steps", "step_actions"):
+        wh.remove(name, part)
+    problems = check_warehouse(copy, sources=False).problems
+    assert any(run["run_id"] in p and "has no episode" in p for p in problems), problems
+    _repaired(copy, problems, ["ingest", run["source"], "--force"])
+
+
+def test_hashed_references_without_screenshot_rows_are_named(tmp_path: Path) -> None:
+    from deskscore.collectors.synthetic import load_profiles, task_slice, write_run
+
+    results = tmp_path / "results"
+    for i in range(2):
+        write_run(results, load_profiles()[i], task_slice(per_domain=1), seed=i, screenshots="tiny")
+    root = tmp_path / "wh"
+    assert main(["ingest", str(results), "--warehouse", str(root), "--engine", "direct"]) == 0
+    assert main(["hash", "--warehouse", str(root), "--engine", "direct"]) == 0
+    assert check_warehouse(root, sources=False).ok
+    run = _a_run(root)
+    Warehouse(root).remove("screenshots", {"benchmark": run["benchmark"], "run_id": run["run_id"]})
+    problems = check_warehouse(root, sources=False).problems
+    assert any(
+        p.startswith("screenshot_refs:") and run["run_id"] in p and "hash --run" in p
+        for p in problems
+    ), problems
+    _repaired(root, problems, ["hash", "--run", run["run_id"]])
