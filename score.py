@@ -34,6 +34,7 @@ try:
     from deskscore.collectors.ids import thunderbird_old_to_new
     from deskscore.collectors.layout import RunFolder, TaskFolder
     from deskscore.collectors.osworld import count_lines
+    from deskscore.pipelines.cli.output import printable
     from deskscore.scorers.config import ScoreConfig
     from deskscore.scorers.domains import OSWORLD_DOMAINS, UITARS_DOMAIN
     from deskscore.scorers.run import match_human, score_run
@@ -118,7 +119,7 @@ def _load_human(
 
 def _fail(message: str) -> None:
     sys.stdout.flush()
-    print(f"error: {message}", file=sys.stderr)
+    print(printable(f"error: {message}", lines=True), file=sys.stderr)
     sys.exit(2)
 
 
@@ -328,9 +329,15 @@ def _meta(domain: str, task_id: str) -> str:
     return f"{task_id[:100]}..." if domain == UITARS_DOMAIN else f"{domain}/{task_id}"
 
 
+def _out(text: str) -> None:
+    """Print one of the original's lines; control characters that folder names, task ids
+    or instructions bring are shown escaped (a terminal would obey them), nothing else."""
+    print(printable(text, lines=True))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
-    out = print
+    out = _out
     human = _load_human(args, out)
     n_human = len({(d, t) for d, t, _, _ in human})
     out(f"Found {n_human} human tasks")

@@ -9,7 +9,8 @@ dependency, and the few things that matter are done here explicitly:
 - redirects are refused, since urllib would forward the Authorization header to whatever
   host a redirect names;
 - the API key is sent only as a bearer header and is scrubbed from every text this module
-  returns or raises (a server may echo it in an error body); it is never logged;
+  returns or raises, the served model's name included (a server may echo it, escaped or
+  cut: `deskscore.collectors.redact`); it is never logged;
 - 429 and 5xx replies and network failures are retried a bounded number of times with
   exponential backoff (or the server's Retry-After, capped); other statuses fail at once;
 - a 200 reply whose body is not a chat completion is returned as a reply with a `problem`
@@ -28,6 +29,8 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
+
+from deskscore.collectors.redact import redact
 
 DEFAULT_TIMEOUT_S = 120.0
 """Seconds to wait for one reply: a judge reading several screenshots can take a minute."""
@@ -170,10 +173,9 @@ class ChatClient:
         return display_url(self.url)
 
     def scrub(self, text: str) -> str:
-        """`text` with the API key replaced: for anything that leaves this client."""
-        if self._key and len(self._key) >= 8:
-            return text.replace(self._key, "[redacted]")
-        return text
+        """`text` with the API key replaced, in any form it may be echoed in (escaped,
+        encoded, cut: `redact`): for anything that leaves this client."""
+        return redact(text, self._key)
 
     def complete(self, messages: Sequence[Mapping[str, Any]], **params: Any) -> ChatReply:
         """Send `messages` (plus `params` such as temperature) and return the reply.
@@ -267,7 +269,7 @@ class ChatClient:
         if not isinstance(data, dict):
             return bad(f"reply body is a JSON {type(data).__name__}, not an object")
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
-        model = data.get("model") if isinstance(data.get("model"), str) else None
+        model = self.scrub(data["model"]) if isinstance(data.get("model"), str) else None
         choices = data.get("choices")
         message = (
             choices[0].get("message")

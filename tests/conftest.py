@@ -119,3 +119,63 @@ def deskcraft_archive(tmp_path_factory: pytest.TempPathFactory) -> dict:
     score = run_score(ScoreOptions(str(warehouse), max_steps_scoring=15, workers=1))
     return {"archive": archive, "warehouse": warehouse, "plans": plans,
             "ingest": ingest, "score": score}  # fmt: skip
+
+
+HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x1b[31m\u202eevil\x9b0m"
+"""Terminal escape sequences as an archive may carry them in names and text: an OSC that sets
+the terminal's title (ESC ] 0;title BEL), CSI sequences (clear screen, red), a right-to-left
+override, a one-character C1 CSI."""
+
+
+@pytest.fixture(scope="session")
+def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """An OSWorld run (three tasks) whose run folder, model name (args.json), task folders and
+    first actions (done twice: a loop) carry `HOSTILE`, and one trajectory line that is not JSON (a quarantine
+    message naming the file). Ingest it with `layout`."""
+    import json
+
+    from deskscore.collectors.synthetic import load_profiles, task_slice, write_run
+
+    base = tmp_path_factory.mktemp("hostile")
+    written = write_run(
+        base / "results", load_profiles()[0], task_slice(per_domain=1)[:3], seed=1,
+        screenshots="tiny",
+    )  # fmt: skip
+    root = base / f"run{HOSTILE}"
+    written.rename(root)
+    args = json.loads((root / "args.json").read_text())
+    (root / "args.json").write_text(json.dumps({**args, "model": f"agent{HOSTILE}"}))
+    task_ids = []
+    for task in sorted(p for p in root.glob("*/*") if p.is_dir()):
+        task = task.rename(task.with_name(task.name + HOSTILE))
+        task_ids.append(task.name)
+        traj = task / "traj.jsonl"
+        rows = [json.loads(line) for line in traj.read_text().splitlines()]
+        rows[0]["action"] = f"pyautogui.typewrite('{HOSTILE}')"
+        # the same action and reasoning twice in a row: a loop
+        rows[1].update(action=rows[0]["action"], response=rows[0]["response"])
+        lines = [json.dumps(r) for r in rows]
+        if len(task_ids) == 1:
+            lines.append(f"not JSON {HOSTILE}")
+        traj.write_text("\n".join(lines) + "\n")
+    return {"root": root, "task_ids": task_ids, "layout": "{domain}/{task_id}"}
+
+
+@pytest.fixture(scope="session")
+def shown_escaped():
+    """A check that a command's output for people holds no control character a terminal
+    would obey (C0 but newline and tab, DEL, C1, bidi controls) and shows `HOSTILE`
+    escaped instead."""
+    import re
+
+    raw = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+    def check(text: str, *, names_hostile: bool = True) -> None:
+        found = raw.search(text)
+        assert found is None, (
+            f"raw {found.group()!r} in output: {text[max(0, found.start() - 80) : found.end() + 80]!r}"
+        )
+        if names_hostile:
+            assert "\\x1b]0;pwned\\x07\\x1b[2J\\x1b[31m\\u202eevil\\x9b0m" in text, text
+
+    return check

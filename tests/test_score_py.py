@@ -496,3 +496,24 @@ def test_under_deskscore_rules_a_run_no_human_task_matches_has_no_figures(tmp_pa
         "Single Action WES: n/a",
         "Grouped Action WES: n/a",
     ]
+
+
+def test_control_characters_in_names_are_printed_escaped(
+    tmp_path, human_dirs, hostile_run, shown_escaped
+):
+    """Folder names, task ids and file lines carrying terminal escape sequences reach the
+    terminal escaped; error messages too."""
+    import shutil
+
+    run = tmp_path / hostile_run["root"].name
+    shutil.copytree(hostile_run["root"], run)
+    no_result = next(run.glob(f"*/{hostile_run['task_ids'][1]}"))
+    (no_result / "result.txt").unlink()
+    p = run_score(["--result-path", str(run)], cwd=human_dirs["verified"])
+    assert p.returncode == 0, p.stderr
+    shown_escaped(p.stdout + p.stderr)
+    assert "is not valid JSON" in p.stdout and "Result file not found for" in p.stdout
+    missing = str(tmp_path / "none") + hostile_run["root"].name[3:]  # none + the sequences
+    p = run_score(["--result-path", missing], cwd=human_dirs["verified"])
+    assert p.returncode == 2
+    shown_escaped(p.stdout + p.stderr)

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from deskscore.pipelines.cli.args import warehouse_arg
 from deskscore.pipelines.cli.common import existing_warehouse
+from deskscore.pipelines.cli.output import printable, say
 
 EPISODE_KEYED = (
     "steps", "episode_scores", "loop_spans", "screenshot_refs", "llm_calls", "interactions",
@@ -360,7 +361,7 @@ def check_text(result: CheckResult) -> str:
         lines.append("check passed: nothing lost, no orphan rows, one schema version")
     else:
         lines.append(f"check FAILED: {len(result.problems)} problem(s)")
-        lines.extend(f"  {p}" for p in result.problems)
+        lines.extend(f"  {printable(p)}" for p in result.problems)
     return "\n".join(lines)
 
 
@@ -381,5 +382,5 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     result = check_warehouse(existing_warehouse(args.warehouse), sources=not args.no_sources)
-    print(check_text(result))
+    say(check_text(result))
     return 0 if result.ok else 1

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from deskscore.pipelines.cli.common import UserError, existing_warehouse, writing
-from deskscore.pipelines.cli.output import FORMATS, render
+from deskscore.pipelines.cli.output import FORMATS, render, say
 from deskscore.pipelines.options import CostOptions, add_options
 
 
@@ -162,5 +162,5 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
                 run_costs(options, todo)
         except (PriceError, IncompleteJob) as exc:
             raise UserError(str(exc)) from None
-    print(cost_text(str(root), args.format, options.runs))
+    say(cost_text(str(root), args.format, options.runs), args.format)
     return 0

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from deskscore.pipelines.cli.common import existing_warehouse, writing
+from deskscore.pipelines.cli.output import say
 from deskscore.pipelines.options import HashOptions, add_options
 
 
@@ -27,7 +28,7 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     started = time.perf_counter()
     with writing(options.warehouse, "hash", options.wait, ["screenshots", "decoded"]):
         counters = run_hash(options)
-    print(
+    say(
         f"hashed {counters.get('refs', 0)} screenshot reference(s) in {counters.get('runs', 0)} run(s): "
         f"{counters.get('decoded', 0)} decoded, {counters.get('known', 0)} already known, "
         f"{counters.get('bad_images', 0)} bad image(s), {counters.get('unreadable', 0)} unreadable file(s) "

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from deskscore.pipelines.cli.common import UserError, writing
-from deskscore.pipelines.cli.output import render, render_relation
+from deskscore.pipelines.cli.output import printable, render, render_relation, say
 from deskscore.pipelines.options import IngestOptions, add_options
 
 if TYPE_CHECKING:
@@ -108,7 +108,8 @@ def reconciliation(
             if total > len(first)
             else "items:"
         )
-        lines.extend(f"  {message}" for (message,) in first)  # messages name file and line
+        # messages name file and line; each stays on its line
+        lines.extend(f"  {printable(message)}" for (message,) in first)
     unreadable = dict(reason_rows).get("unreadable_source", 0)
     return Reconciliation("\n".join(lines), unreadable)
 
@@ -130,35 +131,33 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         except ValueError as exc:  # a bad --layout
             raise UserError(str(exc)) from None
     report = reconciliation(options.warehouse, result.plan.todo, result, result.plan.unchanged)
-    print(report.text)
+    say(report.text)
     unchanged = result.plan.unchanged
     if unchanged:
-        print(
+        say(
             f"skipped {len(unchanged)} source(s) already ingested and unchanged (same size and "
             "mtime, or ETag); --force reads them again"
         )
     if result.plan.options_changed:
-        print(
+        say(
             f"read {len(result.plan.options_changed)} unchanged source(s) again: --benchmark, "
             "--layout, --agent or --run-name differ from their last ingest"
         )
     if result.runs_unchanged:
-        print(
-            f"{result.runs_unchanged} run(s) re-read with the same content: their tables were kept"
-        )
+        say(f"{result.runs_unchanged} run(s) re-read with the same content: their tables were kept")
     if result.runs_dropped:
-        print(
+        say(
             f"dropped {result.runs_dropped} run(s) no longer found in their source "
             "(with their scores)"
         )
     if result.compacted:
-        print(f"packed {result.compacted} small file(s) into larger ones")
-    print(
+        say(f"packed {result.compacted} small file(s) into larger ones")
+    say(
         f"ingested {len(result.plan.todo)} of {len(sources)} source(s) into {options.warehouse} "
         f"in {time.perf_counter() - started:.1f} s"
     )
     if report.unreadable_sources:
-        print(
+        say(
             f"deskscore ingest: {report.unreadable_sources} source(s) could not be read (see above); "
             "the others were ingested",
             file=sys.stderr,

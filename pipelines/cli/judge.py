@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from deskscore.pipelines.cli.common import UserError, existing_warehouse, writing
-from deskscore.pipelines.cli.output import FORMATS, render
+from deskscore.pipelines.cli.output import FORMATS, printable, render, say
 from deskscore.pipelines.options import JudgeOptions, add_options
 from deskscore.scorers import judge_prompt
 
@@ -50,6 +50,7 @@ def summary_text(summary: JudgeSummary, cfg: JudgeOptions, fmt: str = "table") -
 
 
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+    from deskscore.collectors.redact import redact
     from deskscore.pipelines.jobs.judge import run_judge
 
     cfg = JudgeOptions.from_args(args)
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         raise UserError(f"unknown options {' '.join(beam_args)} (judge does not run in Beam)")
     api_key = os.environ.get(cfg.api_key_env) or None
     if api_key is None:
-        print(
+        say(
             f"deskscore judge: ${cfg.api_key_env} is not set: requests go without an "
             "Authorization header (set it, or name another variable with --api-key-env)",
             file=sys.stderr,
@@ -67,8 +68,8 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         with writing(cfg.warehouse, "judge", cfg.wait, ["episodes", "requests", "cache hits"]):
             summary = run_judge(cfg, api_key=api_key)
     except ValueError as e:
-        raise UserError(str(e)) from None
-    print(summary_text(summary, cfg, args.format))
+        raise UserError(redact(str(e), api_key)) from None
+    say(summary_text(summary, cfg, args.format), args.format)
     if summary.errors:
         shown = summary.errors[:SHOWN_ERRORS]
         more = len(summary.errors) - len(shown)
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
             file=sys.stderr,
         )
         for line in shown:
-            print(f"  {line}", file=sys.stderr)
+            say(f"  {printable(redact(line, api_key))}", file=sys.stderr)
         if more:
             print(f"  ... and {more} more", file=sys.stderr)
         return 1

@@ -17,7 +17,7 @@ from deskscore.pipelines.cli.args import warehouse_arg
 from deskscore.pipelines.cli.breakdowns import BY, LEVEL_SOURCES, SPLITS, breakdown_text
 from deskscore.pipelines.cli.columns import leaderboard_columns
 from deskscore.pipelines.cli.common import UserError, existing_warehouse
-from deskscore.pipelines.cli.output import FORMATS, render
+from deskscore.pipelines.cli.output import FORMATS, printable, render, say
 from deskscore.pipelines.cli.scored import configuration, where
 from deskscore.scorers.config import COMPAT_MODES, HUMAN_VERSIONS, ScoreConfig
 
@@ -87,7 +87,10 @@ def _notes(rows: list[tuple[str, str]]) -> list[str]:
             by_note.setdefault(note, []).append(label)
     if not by_note:
         return []
-    return ["notes:", *(f"  {', '.join(labels)}: {note}" for note, labels in by_note.items())]
+    return [
+        "notes:",
+        *(printable(f"  {', '.join(labels)}: {note}") for note, labels in by_note.items()),
+    ]
 
 
 def leaderboard_text(
@@ -151,7 +154,7 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     if getattr(args, "trials", False):  # run groups: pipelines/cli/trials_board.py
         return _trials(args)
     if getattr(args, "by", None):  # slices: pipelines/cli/breakdowns.py
-        print(
+        say(
             breakdown_text(
                 args.warehouse,
                 args.by,
@@ -159,10 +162,11 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
                 level_source=args.level_source,
                 split=args.split,
                 **chosen,
-            )
+            ),
+            args.format,
         )
         return 0
-    print(leaderboard_text(args.warehouse, args.format, **chosen))
+    say(leaderboard_text(args.warehouse, args.format, **chosen), args.format)
     return 0
 
 
@@ -176,5 +180,5 @@ def _trials(args: argparse.Namespace) -> int:
             f"no trial figures: run 'deskscore score --warehouse {args.warehouse}' (with the "
             "options asked for here) to compute them"
         )
-    print(text)
+    say(text, args.format)
     return 0

@@ -8,7 +8,7 @@ from typing import Any
 
 from deskscore.pipelines.cli.args import warehouse_arg
 from deskscore.pipelines.cli.common import UserError, existing_warehouse
-from deskscore.pipelines.cli.output import FORMATS, render
+from deskscore.pipelines.cli.output import FORMATS, render, say
 
 WORST_EPISODES_SQL = """
 WITH
@@ -102,7 +102,8 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         raise UserError(
             f"loops are found by scoring: run 'deskscore score --warehouse {root}' first"
         )
-    print(worst_episodes_text(str(root), run_id=args.run, top=args.top, fmt=args.format))
+    text = worst_episodes_text(str(root), run_id=args.run, top=args.top, fmt=args.format)
+    say(text, args.format)
     return 0
 
 

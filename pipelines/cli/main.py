@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from deskscore.pipelines.cli.common import UserError
+    from deskscore.pipelines.cli.output import say
 
     parser = build_parser()
     args, beam_args = parser.parse_known_args(argv)
@@ -48,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.handler(args, beam_args)
     except UserError as exc:
-        print(f"deskscore {args.command}: {exc}", file=sys.stderr)
+        say(f"deskscore {args.command}: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0

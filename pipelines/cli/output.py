@@ -1,4 +1,10 @@
-"""Printing query results: aligned tables for people, csv / json / markdown for tools."""
+"""Printing query results: aligned tables for people, csv / json / markdown for tools.
+
+Archive content (run paths, task ids, actions, member names) is untrusted: printed raw, an
+escape sequence in it would set the terminal's title, clear the screen or reorder the text
+(bidi overrides). Every text meant for people goes through `printable`, which shows control
+characters escaped (`\\x1b`, `\\u202e`); csv and json keep the data exact for tools.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +12,59 @@ import csv
 import io
 import json
 import math
+import re
+import sys
 from collections.abc import Sequence
 from datetime import date, datetime
-from typing import Any
+from typing import Any, TextIO
 
 FORMATS = ("table", "csv", "json", "md")
+EXACT_FORMATS = ("csv", "json")
+"""The formats for tools: their text is the data, control characters included."""
+
+_NOT_ASCII_CONTROLS = (
+    "\x7f-\x9f"  # DEL and C1 (a one-character CSI, OSC, ...)
+    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"  # bidi marks, embeddings, overrides
+    "\u2028\u2029"  # line and paragraph separators
+    "\ud800-\udfff"  # lone surrogates (undecodable file names): print would fail on them
+)
+_CONTROL = re.compile(f"[\x00-\x1f{_NOT_ASCII_CONTROLS}]")
+"""What `printable` escapes: C0 (ESC, BEL, CR, backspace, ...) and the above."""
+_CONTROL_IN_LINES = re.compile(f"[\x00-\x08\x0b-\x1f{_NOT_ASCII_CONTROLS}]")
+"""As _CONTROL, but tab and newline are kept: the layout of text of several lines."""
+
+
+_SHORT = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _SHORT:
+        return _SHORT[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str, *, lines: bool = False) -> str:
+    """`text` with control characters shown escaped, as Python writes them in a string
+    (ESC as `\\x1b`, U+202E as `\\u202e`, a tab as `\\t`); any other text, backslashes
+    included, unchanged.
+
+    `lines=True` keeps newlines and tabs (a message of several lines); without it a value
+    stays on one line, as a table cell must.
+    """
+    return (_CONTROL_IN_LINES if lines else _CONTROL).sub(_escaped, text)
+
+
+def say(text: str, fmt: str = "table", file: TextIO | None = None) -> None:
+    """Print a command's output: text for people with control characters escaped (its
+    lines kept), csv and json exactly as rendered."""
+    out = text if fmt in EXACT_FORMATS else printable(text, lines=True)
+    print(out, file=file if file is not None else sys.stdout)
 
 
 def _cell(value: Any, digits: int = 2) -> str:
+    """A value as the exact text of a csv cell."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -50,7 +101,8 @@ def render(
         writer.writerow(columns)
         writer.writerows([[_cell(v, 12) for v in row] for row in rows])
         return buf.getvalue().rstrip("\n")
-    cells = [[_cell(v, digits) for v in row] for row in rows]
+    columns = [printable(str(c)) for c in columns]
+    cells = [[printable(_cell(v, digits)) for v in row] for row in rows]
     numeric = [
         all(
             isinstance(row[i], int | float) and not isinstance(row[i], bool)

@@ -5,7 +5,8 @@ data URIs, so the page needs no script to show them and opens offline anywhere; 
 can be written to a folder for papers. The only script is a few lines that sort the
 leaderboard table. A Content-Security-Policy meta tag forbids the browser to fetch anything.
 Archive content (agent names, actions, paths) is untrusted: every text goes through
-html.escape.
+html.escape, chart labels are drawn as plain text (no mathtext: a `$` in a name is a dollar
+sign, not a formula to parse), and screenshots are decoded under hash's image rules.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from deskscore.pipelines.cli.columns import leaderboard_compact
-from deskscore.pipelines.cli.common import existing_warehouse
+from deskscore.pipelines.cli.common import UserError, existing_warehouse
+from deskscore.pipelines.cli.output import say
 from deskscore.pipelines.options import ReportOptions, add_options
 from deskscore.scorers.metrics import metric
 
@@ -83,14 +85,21 @@ def _data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
+PLAIN_TEXT = {"text.parse_math": False, "text.usetex": False}
+"""Matplotlib settings for labels taken from archives: drawn as they are written."""
+
+
 def _fig_png(draw: Callable[[Any], None], width: float = 7.5, height: float = 4.2) -> bytes:
-    """Render one figure off-screen (no pyplot: no global state, no display)."""
+    """Render one figure off-screen (no pyplot: no global state, no display), every text
+    as plain text (`PLAIN_TEXT`)."""
+    import matplotlib
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
-    draw(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
+    with matplotlib.rc_context(PLAIN_TEXT):
+        fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+        draw(fig)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", metadata={"Software": None})
     return buf.getvalue()
 
 
@@ -617,6 +626,28 @@ document.querySelectorAll('table.sortable').forEach(function(t){
 """
 
 
+SHOWN_RUNS = 10
+"""Run ids listed when --run names one the warehouse does not hold."""
+
+
+def _check_runs(con: Any, warehouse: str, run_ids: Sequence[str] | None) -> None:
+    """UserError, saying what to run, when the warehouse holds no run or not those asked."""
+    known = [r for (r,) in con.sql("SELECT DISTINCT run_id FROM runs ORDER BY run_id").fetchall()]
+    if not known:
+        raise UserError(
+            f"the warehouse at {warehouse} holds no run: run 'deskscore ingest SOURCE "
+            f"--warehouse {warehouse}' and 'deskscore score --warehouse {warehouse}' first"
+        )
+    unknown = sorted(set(run_ids or ()) - set(known))
+    if unknown:
+        listed = ", ".join(known[:SHOWN_RUNS]) + (", ..." if len(known) > SHOWN_RUNS else "")
+        raise UserError(
+            f"no run {', '.join(unknown)} in the warehouse at {warehouse} (its runs: {listed}); "
+            f"'deskscore sql \"SELECT run_id, agent, source FROM runs\" --warehouse {warehouse}' "
+            "lists them all"
+        )
+
+
 def build_report(
     warehouse: str,
     out: str,
@@ -624,13 +655,15 @@ def build_report(
     run_ids: Sequence[str] | None = None,
     png_dir: str | None = None,
 ) -> ReportResult:
-    """Write the report page to `out` (and each figure to `png_dir` when given)."""
+    """Write the report page to `out` (and each figure to `png_dir` when given); UserError
+    when the warehouse holds no run, or not the `run_ids` asked for."""
     import matplotlib
 
     matplotlib.use("Agg")
     from deskscore.sql import connect
 
     con = connect(warehouse)
+    _check_runs(con, warehouse, run_ids)
     pngs = Path(png_dir) if png_dir else None
     if pngs is not None:
         pngs.mkdir(parents=True, exist_ok=True)
@@ -650,10 +683,11 @@ def build_report(
         "pareto": b.pareto,
     }
     chosen = b.chosen_episodes()
-    con.executemany(
-        "INSERT INTO _chosen VALUES (?, ?, ?)",
-        [[c["run_id"], c["domain"], c["task_id"]] for c in chosen],
-    )
+    if chosen:
+        con.executemany(
+            "INSERT INTO _chosen VALUES (?, ?, ?)",
+            [[c["run_id"], c["domain"], c["task_id"]] for c in chosen],
+        )
     bodies = {sid: make() for sid, make in makers.items()}
     bodies["episodes"] = b.episodes(chosen)
     nav = "".join(f'<a href="#{sid}">{escape(t)}</a>' for sid, t in SECTIONS)
@@ -697,7 +731,7 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     options = ReportOptions.from_args(args)
     root = existing_warehouse(options.warehouse)
     result = build_report(str(root), options.out, run_ids=options.runs or None, png_dir=options.png)
-    print(
+    say(
         f"wrote {result.path}: {len(result.figures)} figure(s), {result.n_episodes} episode(s), "
         f"{result.n_thumbnails} thumbnail(s)" + (f"; PNGs in {options.png}" if options.png else "")
     )

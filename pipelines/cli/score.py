@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from deskscore.pipelines.cli.common import UserError, existing_warehouse, writing
+from deskscore.pipelines.cli.output import say
 from deskscore.pipelines.options import ScoreOptions, add_options
 
 
@@ -51,12 +52,12 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
             result = run_score(options)
     except (PriceError, IncompleteJob) as exc:
         raise UserError(str(exc)) from None
-    print(
+    say(
         f"scored {result.runs_scored} run(s), {result.episodes_scored} episodes "
         f"({options.config.describe()})"
     )
     if result.runs_unchanged:
-        print(
+        say(
             f"{result.runs_unchanged} run(s) unchanged since they were last scored this way: "
             "kept (--force scores them again)"
         )
@@ -67,24 +68,24 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
             if options.compat == "osworld-human"
             else "are left empty"
         )
-        print(
+        say(
             f"{len(unmatched)} run(s) matched no task of OSWorld-Human {options.human_version} "
             f"({', '.join(unmatched)}): their figures over the N human tasks {what} (see the "
             "leaderboard's notes)"
         )
     if options.costs:
         unpriced = result.calls_unpriced
-        print(
+        say(
             f"priced {result.calls_priced} model call(s)"
             + (f"; {unpriced} without a price (see 'deskscore cost')" if unpriced else "")
         )
     if result.trial_groups:
-        print(
+        say(
             f"trial figures (pass@k, pass^k) of {result.trial_groups} group(s) of several "
             "trials: 'deskscore leaderboard --trials'"
         )
     disagree = result.verdicts_disagree
-    print(
+    say(
         f"verdicts: {result.verdicts_archived} archived, "
         f"{result.verdicts_recomputed} recomputed offline, {disagree} disagreeing "
         "with result.txt"

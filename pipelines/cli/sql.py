@@ -8,7 +8,7 @@ from typing import Any
 
 from deskscore.pipelines.cli.args import warehouse_arg
 from deskscore.pipelines.cli.common import UserError, existing_warehouse
-from deskscore.pipelines.cli.output import FORMATS, render_relation
+from deskscore.pipelines.cli.output import FORMATS, render_relation, say
 
 
 def add_parser(sub: Any) -> None:
@@ -46,5 +46,5 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         raise UserError(f"{exc}\n(views: see 'deskscore sql \"SHOW TABLES\"')") from None
     if relation is None:
         return 0
-    print(render_relation(relation, args.format))
+    say(render_relation(relation, args.format), args.format)
     return 0

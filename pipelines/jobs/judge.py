@@ -22,15 +22,16 @@ Screenshots are read from each run's source (runs.source, steps.screenshot_path)
 verdict's details. A round whose reply does not follow the contract is recorded and counts as
 not passed; a request that gets no reply (after bounded retries) leaves the episode
 undecided, reported as an error, with its earlier rounds cached. The API key is read from the
-environment by the command and lives only in the HTTP client: no row, message or report
-holds it.
+environment by the command and lives only in the HTTP client: every text field of a row and
+every message is passed through the client's `scrub` (collectors/redact.py: the key echoed
+as it is, escaped, encoded or cut) where it is built, so no row, message or report holds it.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -157,6 +158,21 @@ def _shots(
     return shots, missing
 
 
+_KEY_FIELDS = frozenset(
+    ("benchmark", "run_id", "domain", "task_id", "source", "judge_model", "prompt_hash")
+)
+"""Fields that key a row (from the warehouse and the options, never from a reply): kept as
+they are, so the cache still finds the row."""
+
+
+def _scrubbed(row: dict[str, Any], scrub: Callable[[str], str]) -> dict[str, Any]:
+    """`row` with `scrub` applied to every other text field: the boundary no API key
+    crosses into the warehouse."""
+    return {
+        k: scrub(v) if isinstance(v, str) and k not in _KEY_FIELDS else v for k, v in row.items()
+    }
+
+
 def _call_row(
     episode: Episode,
     cfg: JudgeOptions,
@@ -164,6 +180,7 @@ def _call_row(
     round_no: int,
     n_images: int,
     reply: Any,
+    scrub: Callable[[str], str],
 ) -> dict[str, Any]:
     if reply.problem is not None:
         status, verdict, reason = "bad_body", None, reply.problem
@@ -177,7 +194,7 @@ def _call_row(
         value = usage.get(name)
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
-    return {
+    row = {
         "benchmark": episode.run.benchmark,
         "run_id": episode.run.run_id,
         "domain": episode.domain,
@@ -200,6 +217,7 @@ def _call_row(
         "n_images": n_images,
         "judged_at": datetime.now(UTC),
     }
+    return _scrubbed(row, scrub)
 
 
 def judge_episode(
@@ -267,7 +285,7 @@ def judge_episode(
                 return Outcome(episode, None, calls, requests, hits, client.scrub(error))
             requests += reply.attempts
             progress.tick("requests", reply.attempts)
-            row = _call_row(episode, cfg, prompt.hash, round_no, len(shots), reply)
+            row = _call_row(episode, cfg, prompt.hash, round_no, len(shots), reply, client.scrub)
             calls.append(row)
         rounds.append(row)
     decision = k_consecutive([r["passed"] for r in rounds], cfg.k, budget)
@@ -306,7 +324,7 @@ def judge_episode(
         "judge_model": cfg.model,
         "prompt_hash": prompt.hash,
     }
-    return Outcome(episode, verdict, calls, requests, hits, None)
+    return Outcome(episode, _scrubbed(verdict, client.scrub), calls, requests, hits, None)
 
 
 # --------------------------------------------------------------------------- a run's inputs

@@ -26,3 +26,19 @@ def small_archive(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "zip": zip_path,
         "zipped_run": zipped_run,
     }
+
+
+@pytest.fixture(scope="session")
+def hostile_warehouse(hostile_run: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`hostile_run` ingested, scored and priced (copy it before changing it)."""
+    from deskscore.pipelines.jobs.ingest import run_ingest
+    from deskscore.pipelines.jobs.score import run_score
+    from deskscore.pipelines.options import IngestOptions, ScoreOptions
+
+    wh = tmp_path_factory.mktemp("hostile_wh") / "wh"
+    sources = (str(hostile_run["root"]),)
+    run_ingest(
+        IngestOptions(str(wh), sources=sources, layout=hostile_run["layout"], engine="direct")
+    )
+    run_score(ScoreOptions(str(wh), max_steps_scoring=50, engine="direct"))
+    return wh

@@ -217,3 +217,97 @@ def test_the_report_renders_in_headless_chromium_without_errors_or_fetches(
     with Image.open(BytesIO(shot.read_bytes())) as im:
         colours = im.convert("RGB").getcolors(maxcolors=1 << 20)
     assert colours is None or len(colours) > 50  # charts drawn, not a blank page
+
+
+def _copy_with_own_archive(warehouse: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the warehouse whose runs point at a private copy of their archive."""
+    wh, archive = tmp_path / "wh", tmp_path / "results"
+    shutil.copytree(warehouse, wh)
+    store = Warehouse(wh)
+    runs = store.read("runs").to_pylist()
+    [source] = {r["source"] for r in runs}
+    shutil.copytree(source, archive)
+    for r in runs:
+        store.write("runs", [{**r, "source": str(archive)}], _partition(r))
+    return wh, archive
+
+
+def _partition(row: dict) -> dict[str, str]:
+    return {"benchmark": row["benchmark"], "run_id": row["run_id"]}
+
+
+def test_names_with_dollar_signs_are_drawn_as_plain_text(warehouse: Path, tmp_path: Path) -> None:
+    """An agent named like a broken formula does not stop the page: labels are not mathtext."""
+    wh = tmp_path / "wh"
+    shutil.copytree(warehouse, wh)
+    store = Warehouse(wh)
+    for i, r in enumerate(store.read("runs").to_pylist()):
+        store.write("runs", [{**r, "agent": f"agent {i} $\\frac{{$"}], _partition(r))
+    result = build_report(str(wh), str(tmp_path / "r.html"))
+    assert len(result.figures) == 7
+    assert "agent 0 $\\frac{$" in result.path.read_text(encoding="utf-8")
+
+
+def _png_bomb(side: int) -> bytes:
+    """A valid 1-bit PNG of side x side black pixels: tiny on disk, side**2 pixels decoded."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    row = b"\0" * (1 + (side + 7) // 8)
+    packer = zlib.compressobj(9)
+    data = b"".join(packer.compress(row) for _ in range(side)) + packer.flush()
+    header = struct.pack(">IIBBBBB", side, side, 1, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data)
+        + chunk(b"IEND", b"")
+    )  # fmt: skip
+
+
+EPS = b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 16 16\nnewpath 0 0 moveto showpage\n%%EOF\n"
+
+
+def test_thumbnails_refuse_bombs_and_formats_screenshots_never_have(
+    warehouse: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """Screenshots replaced by a 169-megapixel PNG bomb or an EPS file named .png give no
+    thumbnail (hash's rules: pixel cap, format allow-list), and the page is still written."""
+    from PIL import EpsImagePlugin
+
+    tried: list[str] = []
+    real_open = EpsImagePlugin.EpsImageFile._open
+
+    def spy(self: object) -> None:  # the EPS plugin would hand the file to Ghostscript
+        tried.append("eps")
+        real_open(self)
+
+    monkeypatch.setattr(EpsImagePlugin.EpsImageFile, "_open", spy)
+    wh, archive = _copy_with_own_archive(warehouse, tmp_path)
+    bomb = _png_bomb(13_000)
+    shots = sorted(archive.rglob("*.png"))
+    assert shots
+    for i, path in enumerate(shots):
+        path.write_bytes(bomb if i % 2 else EPS)
+    result = build_report(str(wh), str(tmp_path / "r.html"))
+    assert result.n_episodes > 0 and result.n_thumbnails == 0
+    assert tried == []
+
+
+def test_an_empty_warehouse_or_an_unknown_run_says_what_is_missing(
+    warehouse: Path, tmp_path: Path, capsys
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = tmp_path / "r.html"
+    assert main(["report", "--warehouse", str(empty), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "holds no run" in err and "deskscore ingest" in err and "Traceback" not in err
+    assert main(["report", "--warehouse", str(warehouse), "--out", str(out),
+                 "--run", "no-such-run"]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    [run_id, *_] = sorted(r["run_id"] for r in Warehouse(warehouse).read("runs").to_pylist())
+    assert "no run no-such-run" in err and run_id in err
+    assert not out.exists()

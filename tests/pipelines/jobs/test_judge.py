@@ -8,6 +8,7 @@ repeating. It can also answer with 429/500 statuses and malformed bodies.
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.server
 import io
 import json
@@ -15,11 +16,13 @@ import re
 import secrets
 import shutil
 import threading
+import urllib.parse
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
@@ -37,7 +40,8 @@ TASK_RE = re.compile(r"^Task: ([^/\n]+)/(\S+)$", re.MULTILINE)
 
 class Script:
     """Replies per task id: a str is the message content; ('status', code) answers with that
-    HTTP status; ('body', bytes) sends raw bytes with status 200."""
+    HTTP status (and ('status', code, bytes) with that body); ('body', bytes) sends raw bytes
+    with status 200; ('model', name, content) answers content as served by model `name`."""
 
     def __init__(self) -> None:
         self.by_task: dict[str, list[Any]] = {}
@@ -154,8 +158,12 @@ class ChatServer:
             reply = replies[min(n, len(replies) - 1)]
             self.served[body["model"], task_id] += 1
         if isinstance(reply, tuple) and reply[0] == "status":
-            self._send(h, reply[1], b'{"error": "try later"}', {"Retry-After": "0"})
+            body = reply[2] if len(reply) > 2 else b'{"error": "try later"}'
+            self._send(h, reply[1], body, {"Retry-After": "0"})
             return
+        served = body["model"] + "-served"
+        if isinstance(reply, tuple) and reply[0] == "model":
+            _, served, reply = reply
         if isinstance(reply, tuple) and reply[0] == "body":
             self._send(h, 200, reply[1])
             return
@@ -163,7 +171,7 @@ class ChatServer:
         payload = {
             "id": "chatcmpl-test",
             "object": "chat.completion",
-            "model": body["model"] + "-served",
+            "model": served,
             "choices": [
                 {
                     "index": 0,
@@ -554,3 +562,80 @@ def test_user_messages_and_task_instructions_reach_the_prompt(wh, server, built,
     assert text[a].index("step 1: ") < text[a].index("dark theme") < text[a].index("step 2: ")
     assert "Instruction:\nFrom the task index." in text[b]
     assert json.loads(verdicts(wh)[b]["details"])["instruction_source"] == "tasks"
+
+
+# --------------------------------------------------------------------------- the key's echoes
+
+
+def _decoded(text: str) -> list[str]:
+    """`text` and what it says once JSON escapes, URL-encoding and base64 are undone."""
+    unescaped = re.sub(r"\\+u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
+    out = [text, unescaped, urllib.parse.unquote(text), urllib.parse.unquote(unescaped)]
+    for run in re.findall(r"[A-Za-z0-9+/_-]{16,}", text):
+        for start in range(4):
+            chunk = run[start:]
+            chunk = chunk[: len(chunk) // 4 * 4]
+            for decode in (base64.b64decode, base64.urlsafe_b64decode):
+                with contextlib.suppress(ValueError):  # not base64 from here
+                    out.append(decode(chunk).decode("latin-1"))
+    return out
+
+
+def _leaks(text: str) -> bool:
+    """Whether `text` holds the key or its first 8 characters, in any form."""
+    return any(KEY[:8] in t for t in _decoded(text))
+
+
+_ESCAPED = KEY.replace("-", "\\u002d")  # how a JSON body may write it
+_ECHOES = f"bad key {_ESCAPED}, url {urllib.parse.quote(KEY, safe='')}, header " + (
+    base64.b64encode(f"Authorization: Bearer {KEY}".encode()).decode()
+)
+KEY_ECHOES = {
+    "as the model that answered": ("model", KEY, PASS),
+    "cut by the excerpt of a body that is not JSON": ("body", b"x" * 290 + KEY.encode()),
+    "cut by the excerpt of an error": ("body", json.dumps({"error": "y" * 280 + KEY}).encode()),
+    "escaped and encoded in a reply that is no verdict": f"not a verdict; {_ECHOES}",
+    "escaped and encoded in an error status's body": (
+        "status",
+        500,
+        json.dumps({"error": "x"}).replace("x", _ECHOES).encode(),
+    ),
+}
+"""How a server may echo the key, each as the reply to every request."""
+
+
+@pytest.mark.parametrize("way", list(KEY_ECHOES))
+def test_the_key_echoed_escaped_encoded_or_cut_is_stored_and_shown_nowhere(
+    wh, server, keyed, capsys, way
+) -> None:
+    server.script.default = [KEY_ECHOES[way]]
+    judge(wh, server, "--max-retries", "0")
+    out = capsys.readouterr()
+    assert all(r["auth"] == f"Bearer {KEY}" for r in server.requests)  # it was sent ...
+    stored = calls(wh)
+    shown = "\n".join([out.out, out.err, *(json.dumps(r, default=str) for r in stored)])
+    assert "[redacted]" in shown  # the echo was there, and replaced
+    for text in (out.out, out.err):  # ... and never shown
+        assert not _leaks(text), text
+    parquet = list(wh.rglob("*.parquet"))
+    assert parquet
+    for path in parquet:
+        assert not _leaks(path.read_bytes().decode("latin-1")), path
+        rows = pq.read_table(path).to_pylist()
+        assert not _leaks(json.dumps(rows, default=str)), path
+
+
+def test_what_judge_prints_shows_archive_names_escaped(
+    hostile_warehouse, tmp_path, server, keyed, capsys, shown_escaped
+) -> None:
+    wh = tmp_path / "wh"
+    shutil.copytree(hostile_warehouse, wh)
+    server.script.default = [("status", 500)]  # every episode fails: each error names it
+    assert judge(wh, server, "--max-retries", "0") == 1
+    out = capsys.readouterr()
+    assert out.err.count("HTTP 500") >= 3
+    shown_escaped(out.out + out.err)
+    server.script.default = [PASS]
+    assert judge(wh, server, "--format", "json") == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert row["agent"].startswith("agent\x1b]0;pwned\x07")
