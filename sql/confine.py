@@ -10,6 +10,8 @@ switched off: no folder allowed (read-only), or only the export folder (`write_d
 files may be written and read back. DuckDB's temporary directory is switched off as well (it
 would otherwise be allowed), extensions can be neither installed nor loaded, and
 `lock_configuration` makes all of it final: no SET or RESET in the user's SQL undoes it.
+DuckDB checks paths as they are written, so a symbolic link a user put in the write folder
+leads where it points: that folder should be one of the user's own.
 """
 
 from __future__ import annotations

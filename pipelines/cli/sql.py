@@ -75,17 +75,17 @@ def _one_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-def _refusal(exc: BaseException, folder: Path | None) -> str:
+def _refusal(exc: BaseException, folder: Path | None, warehouse: Path) -> str:
     """What a refused file access means, and what to do instead."""
     if folder is None:
         return (
-            f"{_one_line(exc)}: deskscore sql is read-only, it reads the warehouse through its "
-            f"views only ({VIEWS_HINT}) and writes no file; pass --write (and --out DIR) to "
-            "write files"
+            f"{_one_line(exc)} (deskscore sql is read-only: the query reads the warehouse "
+            f"through its views only and writes no file; --write lets it write files in "
+            f"{warehouse.resolve() / EXPORTS} or in --out DIR)"
         )
     return (
-        f"{_one_line(exc)}: with --write the query can write and read files in {folder} only "
-        "(relative paths lead there); the warehouse is read through its views"
+        f"{_one_line(exc)} (with --write the query writes and reads files in {folder} only, "
+        "where relative paths lead; the warehouse is read through its views)"
     )
 
 
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
                 return 0
             columns, rows = relation.columns, relation.fetchall()
     except duckdb.PermissionException as exc:
-        raise UserError(_refusal(exc, folder)) from None
+        raise UserError(_refusal(exc, folder, root)) from None
     except duckdb.Error as exc:
         what = "the settings are fixed" if "configuration has been locked" in str(exc) else ""
         raise UserError(f"{_one_line(exc)}; {what or 'fix the query'} ({VIEWS_HINT})") from None
