@@ -66,8 +66,8 @@ def _expand_glob(pattern: str) -> list[str]:
 def expand_sources(args: Iterable[str]) -> list[str]:
     """Every source the arguments name, canonical, once each, in a stable order.
 
-    `@FILE` reads a list file; an argument with `*`, `?` or `[` is a glob (local or fsspec);
-    anything else is one source (a folder, a zip, a URL) and is checked when it is opened.
+    `@FILE` reads a list file; an argument with `*`, `?` or `[` that is not an existing path
+    is a glob (local or fsspec); anything else is one source (a folder, a zip, a URL) and is checked when it is opened.
     Raises SourceListError for a glob that matches nothing or an unreadable list file, so a
     typo is not taken for an empty release.
     """
@@ -76,7 +76,7 @@ def expand_sources(args: Iterable[str]) -> list[str]:
         arg = os.fspath(arg)
         if arg.startswith("@"):
             items = _list_file(arg[1:])
-        elif _is_glob(arg):
+        elif _is_glob(arg) and not os.path.lexists(arg):  # a path named with `[` is a path
             items = _expand_glob(arg)
             if not items:
                 raise SourceListError(f"{arg}: the pattern matches no file or folder")

@@ -136,22 +136,54 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _raw_relation(name: str, root: Path, files: list[Path] | None) -> str:
-    """The table's rows: the files its manifest lists (all of its files under a warehouse
-    written before manifests), or a typed empty relation."""
-    if files is None:
+def glob_literal(path: str | os.PathLike[str]) -> str:
+    """`path` as a DuckDB file pattern that matches only itself: DuckDB takes `*`, `?` and `[`
+    in any path it is given as a glob, so each is bracketed (`[[]`), which matches it alone."""
+    return re.sub(r"([*?\[])", r"[\1]", os.fspath(path))
+
+
+def table_files(root: Path) -> dict[str, list[Path]]:
+    """Every table's current Parquet files, read at one version: those the warehouse's
+    manifest lists, or, for a warehouse written before manifests, every file in the table's
+    folder (write-aside temporaries excluded)."""
+    from deskscore.schemas.manifest import table_files as listed_files
+
+    listed = listed_files(root)
+    out: dict[str, list[Path]] = {}
+    for name in TABLES:
+        if listed is not None:
+            out[name] = listed.get(name, [])
+            continue
         table_dir = root / name
-        if table_dir.is_dir():
-            files = sorted(p for p in table_dir.rglob("*.parquet") if not p.name.startswith("."))
-    if files:
-        listed = "[" + ", ".join(_quote(str(p)) for p in files) + "]"
-        return (
-            f"SELECT * FROM read_parquet({listed}, union_by_name = true, hive_partitioning = false)"
-        )
+        found = table_dir.rglob("*.parquet") if table_dir.is_dir() else ()
+        out[name] = sorted(p for p in found if not p.name.startswith("."))
+    return out
+
+
+def empty_relation(name: str) -> str:
+    """A typed relation with no rows: a table with no files yet still has every column."""
     cols = ", ".join(
         f"CAST(NULL AS {DUCKDB_TYPES[f.type]}) AS {f.name}" for f in TABLES[name].fields
     )
     return f"SELECT {cols} WHERE false"
+
+
+def _raw_relation(name: str, files: list[Path]) -> str:
+    """The table's rows: its files, each named literally, or a typed empty relation."""
+    if files:
+        listed = "[" + ", ".join(_quote(glob_literal(p)) for p in files) + "]"
+        return (
+            f"SELECT * FROM read_parquet({listed}, union_by_name = true, hive_partitioning = false)"
+        )
+    return empty_relation(name)
+
+
+def define_layers(con: Any) -> None:
+    """Every staging view, intermediate building block and mart, as temporary views of `con`,
+    over its `raw_<table>` relations."""
+    for folder in LAYERS:
+        for _, text in sql_files(folder):
+            con.execute(text.replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP VIEW"))
 
 
 def connect(
@@ -161,43 +193,10 @@ def connect(
     current manifest has it: one consistent version, whatever writers do meanwhile."""
     import duckdb
 
-    from deskscore.schemas.manifest import table_files
-
     root = Path(warehouse).resolve()
-    listed = table_files(root)
+    files = table_files(root)
     con = duckdb.connect(database, read_only=read_only)
     for name in TABLES:
-        files = None if listed is None else listed.get(name, [])
-        con.execute(f"CREATE OR REPLACE TEMP VIEW raw_{name} AS {_raw_relation(name, root, files)}")
-    for folder in LAYERS:
-        for _, text in sql_files(folder):
-            con.execute(text.replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP VIEW"))
+        con.execute(f"CREATE OR REPLACE TEMP VIEW raw_{name} AS {_raw_relation(name, files[name])}")
+    define_layers(con)
     return con
-
-
-READ_ONLY_STATEMENTS = frozenset({"SELECT", "EXPLAIN"})
-"""Statement types `deskscore sql` runs without `--write`: queries, never COPY/ATTACH/EXPORT."""
-
-
-def sandbox(con: Any, warehouse: str | os.PathLike[str]) -> None:
-    """Confine `con` to reading files under `warehouse` (views keep working; nothing outside
-    the warehouse can be read or written), and lock the setting so a query cannot undo it."""
-    root = str(Path(warehouse).resolve()).rstrip("/") + "/"
-    con.execute("SET allowed_directories = [" + _quote(root) + "]")
-    con.execute("SET enable_external_access = false")
-    con.execute("SET lock_configuration = true")
-
-
-def writing_statements(con: Any, query: str) -> list[str]:
-    """The types of the statements in `query` that are not plain queries (empty: read-only).
-
-    A query that DuckDB cannot split is left to DuckDB, which reports the syntax error.
-    """
-    import duckdb
-
-    try:
-        statements = con.extract_statements(query)
-    except duckdb.Error:
-        return []
-    types = [str(s.type).rsplit(".", 1)[-1] for s in statements]
-    return [t for t in types if t not in READ_ONLY_STATEMENTS]

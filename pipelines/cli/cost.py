@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from deskscore.pipelines.cli.common import UserError, existing_warehouse, writing
@@ -141,25 +142,35 @@ def cost_text(warehouse: str, fmt: str = "table", run_ids: Sequence[str] | None 
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+def _to_price(warehouse: Path, options: CostOptions) -> list[str]:
+    """The runs to price: with --prices every run (of --run), else those no score or cost has
+    priced yet."""
     from deskscore.collectors.warehouse import Warehouse
+
+    wh = Warehouse(warehouse)
+    wanted = {r["run_id"] for r in wh.read("runs", columns=["run_id"]).to_pylist()}
+    if options.runs:
+        wanted &= set(options.runs)
+    if options.prices:
+        return sorted(wanted)
+    priced = {r["run_id"] for r in wh.read("run_costs", columns=["run_id"]).to_pylist()}
+    return sorted(wanted - priced)
+
+
+def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     from deskscore.pipelines.jobs.cost import run_costs
     from deskscore.pipelines.jobs.score import IncompleteJob
     from deskscore.scorers.cost import PriceError
 
     options = CostOptions.from_args(args, beam_args)
     root = existing_warehouse(options.warehouse)
-    wh = Warehouse(root)
-    wanted = {r["run_id"] for r in wh.read("runs", columns=["run_id"]).to_pylist()}
-    if options.runs:
-        wanted &= set(options.runs)
-    priced = {r["run_id"] for r in wh.read("run_costs", columns=["run_id"]).to_pylist()}
-    # --prices prices every run again; otherwise only runs no score (or cost) has priced yet
-    todo = sorted(wanted) if options.prices else sorted(wanted - priced)
-    if todo:
+    if options.prices or _to_price(root, options):
         try:
+            # what to price is decided again under the writer lock, where no job changes it
             with writing(options.warehouse, "cost", options.wait, ["costs"]):
-                run_costs(options, todo)
+                todo = _to_price(root, options)
+                if todo:
+                    run_costs(options, todo)
         except (PriceError, IncompleteJob) as exc:
             raise UserError(str(exc)) from None
     say(cost_text(str(root), args.format, options.runs), args.format)

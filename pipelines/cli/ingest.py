@@ -4,6 +4,8 @@ came out (the reconciliation)."""
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -114,6 +116,13 @@ def reconciliation(
     return Reconciliation("\n".join(lines), unreadable)
 
 
+def _drop_new_warehouse(warehouse: str, created: bool) -> None:
+    """Remove the warehouse folder this ingest created when it ingested nothing, so that a
+    mistyped path leaves no empty warehouse behind (one that existed before is kept)."""
+    if created:
+        shutil.rmtree(warehouse, ignore_errors=True)
+
+
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     from deskscore.collectors.archives import SourceListError, expand_sources
     from deskscore.pipelines.jobs.ingest import run_ingest
@@ -125,13 +134,25 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     except SourceListError as exc:
         raise UserError(f"{exc}; check the pattern or the list file") from None
     counters = ["runs found", "episodes", "runs written", "runs unchanged"]
+    new_warehouse = not os.path.lexists(options.warehouse)
     with writing(options.warehouse, "ingest", options.wait, counters):
         try:
             result = run_ingest(options.replace(sources=tuple(sources)))
         except ValueError as exc:  # a bad --layout
+            _drop_new_warehouse(options.warehouse, new_warehouse)
             raise UserError(str(exc)) from None
-    report = reconciliation(options.warehouse, result.plan.todo, result, result.plan.unchanged)
+        report = reconciliation(options.warehouse, result.plan.todo, result, result.plan.unchanged)
+        found_nothing = bool(result.plan.todo) and not result.runs_found
+        if found_nothing:
+            _drop_new_warehouse(options.warehouse, new_warehouse)
     say(report.text)
+    if found_nothing:
+        raise UserError(
+            "no task folder found in any source, nothing ingested"
+            + (f" ({options.warehouse} not created)" if new_warehouse else "")
+            + "; the items above say why: fix a path that does not exist, or for a tree not "
+            "laid out as <domain>/<task_id>/ pass --layout, e.g. --layout '{domain}/{task_id}'"
+        )
     unchanged = result.plan.unchanged
     if unchanged:
         say(

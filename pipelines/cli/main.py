@@ -2,7 +2,8 @@
 
 A command module declares its arguments in `add_parser(sub)` (the options of a job come from
 its options class, pipelines/options.py) and sets `handler=run`; `beam=True` marks the
-commands whose unknown options go to Apache Beam. `run(args, beam_args)` returns the exit
+commands that run a Beam job, which pass Beam's own options on (see cli.beam_options); any
+other option a command does not know is an error. `run(args, beam_args)` returns the exit
 code; a UserError is printed as one line, without a traceback.
 """
 
@@ -25,8 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deskscore",
         description="Re-score computer-use-agent trajectory archives offline and query them with SQL.",
-        epilog="Options a job does not know (e.g. --runner=FlinkRunner) are passed to Apache Beam "
-        "by the commands that run Beam pipelines (ingest, score, hash, cost, demo).",
+        epilog="The commands that run Beam pipelines (ingest, score, hash, cost, demo) pass "
+        "Apache Beam's own options on (e.g. --runner=FlinkRunner; whatever follows -- goes to "
+        "Beam as given); any other option a command does not know is an error.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
@@ -34,18 +36,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from deskscore.pipelines.cli.beam_options import beam_args as split_beam_args
     from deskscore.pipelines.cli.common import UserError
     from deskscore.pipelines.cli.output import say
 
     parser = build_parser()
-    args, beam_args = parser.parse_known_args(argv)
-    unknown = [a for a in beam_args if not a.startswith("--")]
-    if unknown:
-        parser.error(f"unexpected arguments: {' '.join(unknown)}")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    after: list[str] = []
+    if "--" in argv:  # what follows goes to Beam as given
+        cut = argv.index("--")
+        argv, after = argv[:cut], argv[cut + 1 :]
+    args, unknown = parser.parse_known_args(argv)
     # Beam's import warns about optional cloud clients on the root logger; keep stderr for
     # what the user can act on.
     logging.getLogger().setLevel(logging.ERROR)
+    command = _subparsers(parser).choices[args.command]
+    beam_args = split_beam_args(command, args.command, getattr(args, "beam", False), unknown, after)
     try:
         return args.handler(args, beam_args)
     except UserError as exc:

@@ -94,6 +94,7 @@ def render(
         return json.dumps(
             [{c: _json_value(v) for c, v in zip(columns, row, strict=True)} for row in rows],
             indent=2,
+            default=str,  # decimals, intervals, UUIDs, bytes: as their text
         )
     if fmt == "csv":
         buf = io.StringIO()

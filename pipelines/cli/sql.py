@@ -1,50 +1,121 @@
-"""`deskscore sql`: a query against the warehouse's views, read-only unless --write."""
+"""`deskscore sql`: a query against the warehouse's views.
+
+DuckDB itself keeps the query in (see sql.confine): it reads the warehouse only through the
+views, never a file by name, and writes no file; with `--write`, files can be written, and
+read back, in one folder only: the warehouse's export area `<warehouse>/exports`, or the
+folder `--out` names, which is also where relative paths in the query lead.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from deskscore.pipelines.cli.args import warehouse_arg
 from deskscore.pipelines.cli.common import UserError, existing_warehouse
-from deskscore.pipelines.cli.output import FORMATS, render_relation, say
+from deskscore.pipelines.cli.output import FORMATS, render, say
+
+EXPORTS = "exports"
+"""The warehouse's export area: where `--write` lets a query write when no `--out` is named.
+No table lives there, so nothing a query writes can change what the views read."""
+
+VIEWS_HINT = 'views: deskscore sql "SHOW TABLES"'
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("sql", help="run a SQL query against the warehouse views")
+    p = sub.add_parser(
+        "sql",
+        help="run a SQL query against the warehouse views",
+        description="Run DuckDB SQL over the warehouse's views. The query can read the views "
+        "only (no file by name) and writes no file; with --write it may write files (COPY, "
+        "EXPORT DATABASE, ATTACH) and read them back, in one folder: --out, or "
+        f"<warehouse>/{EXPORTS}. Relative paths in the query are taken from that folder.",
+    )
     p.add_argument("query", help='SQL, e.g. "SELECT * FROM leaderboard"')
     warehouse_arg(p)
     p.add_argument(
         "--write",
         action="store_true",
-        help="allow statements that write (COPY, ATTACH, CREATE ...); default: read-only queries",
+        help="let the query write files, in the --out folder only (COPY ... TO 'top.csv', "
+        "EXPORT DATABASE, ATTACH); default: it writes nothing",
+    )
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help=f"with --write: the folder files are written to, created if missing (default "
+        f"<warehouse>/{EXPORTS}); not the warehouse nor a folder in or above it",
     )
     p.add_argument("--format", default="table", choices=FORMATS)
     p.set_defaults(handler=run)
 
 
+def export_folder(warehouse: Path, out: str | None) -> Path:
+    """The one folder `--write` lets the query write in; UserError for an `--out` that would
+    let it write the warehouse's tables (the warehouse, a folder in it, or one above it)."""
+    root = warehouse.resolve()
+    exports = root / EXPORTS
+    if out is None:
+        return exports
+    folder = Path(out).resolve()
+    if folder.is_relative_to(exports):
+        return folder
+    if folder.is_relative_to(root) or root.is_relative_to(folder):
+        raise UserError(
+            f"--out {out}: would let the query write the warehouse's tables; name a folder "
+            f"outside {root}, or leave --out out to write in {exports}"
+        )
+    return folder
+
+
+def _one_line(exc: BaseException) -> str:
+    """DuckDB's message without the query excerpt it appends."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _refusal(exc: BaseException, folder: Path | None, warehouse: Path) -> str:
+    """What a refused file access means, and what to do instead."""
+    if folder is None:
+        return (
+            f"{_one_line(exc)} (deskscore sql is read-only: the query reads the warehouse "
+            f"through its views only and writes no file; --write lets it write files in "
+            f"{warehouse.resolve() / EXPORTS} or in --out DIR)"
+        )
+    return (
+        f"{_one_line(exc)} (with --write the query writes and reads files in {folder} only, "
+        "where relative paths lead; the warehouse is read through its views)"
+    )
+
+
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     import duckdb
 
-    from deskscore.sql import connect
-    from deskscore.sql.loader import sandbox, writing_statements
+    from deskscore.sql.confine import confined_connect
 
     root = existing_warehouse(args.warehouse)
-    con = connect(root)
-    if not getattr(args, "write", False):
-        writes = writing_statements(con, args.query)
-        if writes:
-            raise UserError(
-                f"{', '.join(sorted(set(writes)))} statement(s) refused: the warehouse is opened "
-                "read-only; pass --write to run statements that write"
-            )
-        sandbox(con, root)
+    folder = None
+    if args.write:
+        folder = export_folder(root, args.out)
+        folder.mkdir(parents=True, exist_ok=True)
+    elif args.out is not None:
+        raise UserError("--out names where --write writes: pass --write too")
+    con = confined_connect(root, folder)
     try:
-        relation = con.sql(args.query)
+        with contextlib.chdir(folder) if folder else contextlib.nullcontext():
+            relation = con.sql(args.query)
+            if relation is None:
+                return 0
+            columns, rows = relation.columns, relation.fetchall()
+    except duckdb.PermissionException as exc:
+        raise UserError(_refusal(exc, folder, root)) from None
     except duckdb.Error as exc:
-        raise UserError(f"{exc}\n(views: see 'deskscore sql \"SHOW TABLES\"')") from None
-    if relation is None:
-        return 0
-    say(render_relation(relation, args.format), args.format)
+        what = "the settings are fixed" if "configuration has been locked" in str(exc) else ""
+        raise UserError(f"{_one_line(exc)}; {what or 'fix the query'} ({VIEWS_HINT})") from None
+    except (OverflowError, ValueError) as exc:  # a value Python cannot hold, e.g. a huge INTERVAL
+        raise UserError(
+            f"a result value cannot be shown ({_one_line(exc)}); cast it, e.g. to VARCHAR"
+        ) from None
+    say(render(columns, rows, args.format), args.format)
     return 0

@@ -1,0 +1,88 @@
+"""A DuckDB connection over the warehouse that DuckDB itself keeps from writing files, and from
+reading any but the warehouse's: what `deskscore sql` runs a user's SQL on.
+
+DuckDB's file confinement (`enable_external_access = false` with `allowed_directories`) does
+not tell reading from writing: a folder the views may read is one `COPY ... TO` may overwrite.
+So here the views do not read files through DuckDB at all. Each table's Parquet files are
+handed to DuckDB as an Arrow dataset, fixed when the connection is made (pyarrow reads them;
+DuckDB pushes columns and filters down into it), and then DuckDB's own file access is
+switched off: no folder allowed (read-only), or only the export folder (`write_dir`), where
+files may be written and read back. DuckDB's temporary directory is switched off as well (it
+would otherwise be allowed), extensions can be neither installed nor loaded, and
+`lock_configuration` makes all of it final: no SET or RESET in the user's SQL undoes it.
+DuckDB checks paths as they are written, so a symbolic link a user put in the write folder
+leads where it points: that folder should be one of the user's own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from deskscore.schemas import TABLES
+from deskscore.sql.loader import define_layers, empty_relation, table_files
+
+LOCKED_SETTINGS = (
+    ("temp_directory", "''"),
+    ("autoinstall_known_extensions", "false"),
+    ("autoload_known_extensions", "false"),
+    ("allow_community_extensions", "false"),
+    ("allow_persistent_secrets", "false"),
+    ("python_enable_replacements", "false"),
+)
+"""Settings made before file access is switched off: no spill files (DuckDB allows its
+temporary directory even when file access is off), no extension fetched or loaded, no secret
+stored on disk, no Python variable of the caller's read as a table."""
+
+
+def _dataset(files: Sequence[Path]) -> Any:
+    """The files of one table as one Arrow dataset, every column any file has (a file older
+    than a column reads it as nulls, as DuckDB's union_by_name does)."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    paths = [str(f) for f in files]
+    schema = pa.unify_schemas([pq.read_schema(p) for p in paths], promote_options="permissive")
+    return ds.dataset(paths, schema=schema, format="parquet")
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def confine(con: Any, write_dir: str | os.PathLike[str] | None = None) -> None:
+    """Switch off `con`'s access to files, except `write_dir` (written and read back) when
+    given, and lock its configuration so that SQL run on it cannot undo this."""
+    for name, value in LOCKED_SETTINGS:
+        con.execute(f"SET {name} = {value}")
+    allowed = [] if write_dir is None else [str(Path(write_dir).resolve()).rstrip("/") + "/"]
+    con.execute("SET allowed_directories = [" + ", ".join(_quote(d) for d in allowed) + "]")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+def confined_connect(
+    warehouse: str | os.PathLike[str], write_dir: str | os.PathLike[str] | None = None
+) -> Any:
+    """A DuckDB connection with every view of `sql.connect` over `warehouse`, which can read
+    no file and write none, except in `write_dir` when given (see the module's docstring)."""
+    import duckdb
+
+    root = Path(warehouse).resolve()
+    con = duckdb.connect(":memory:")
+    listed = table_files(root)  # one version of the warehouse for every table
+    for name in TABLES:
+        files = listed[name]
+        if files:
+            con.register(f"raw_{name}", _dataset(files))
+        else:
+            con.execute(f"CREATE OR REPLACE TEMP VIEW raw_{name} AS {empty_relation(name)}")
+    define_layers(con)
+    confine(con, write_dir)
+    return con
+
+
+__all__ = ["LOCKED_SETTINGS", "confine", "confined_connect"]
