@@ -98,7 +98,8 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     from deskscore.collectors.warehouse import Warehouse
 
     root = existing_warehouse(args.warehouse)
-    if not Warehouse(root).files("loop_spans"):  # every scored run has a file, loops or not
+    # scored or not, told by the figures (a run without loops may have no loop_spans file)
+    if not Warehouse(root).files("run_scores"):
         raise UserError(
             f"loops are found by scoring: run 'deskscore score --warehouse {root}' first"
         )

@@ -172,3 +172,14 @@ def test_hashed_references_without_screenshot_rows_are_named(tmp_path: Path) -> 
         for p in problems
     ), problems
     _repaired(root, problems, ["hash", "--run", run["run_id"]])
+
+
+def test_loops_on_a_scored_warehouse_without_loop_files_lists_none(
+    copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wh = Warehouse(copy)
+    for run in wh.read("runs").to_pylist():  # as if no run had a loop (no file kept)
+        wh.remove("loop_spans", {"benchmark": run["benchmark"], "run_id": run["run_id"]})
+    assert not wh.files("loop_spans")
+    assert main(["loops", "--warehouse", str(copy)]) == 0
+    assert "deskscore score" not in capsys.readouterr().out
