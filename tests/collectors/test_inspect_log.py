@@ -15,6 +15,7 @@ import pytest
 
 from deskscore.collectors import inspect_log
 from deskscore.collectors.layout import RunFolder, TaskFolder, discover
+from deskscore.collectors.synthetic import load_profiles, task_slice, write_run
 from deskscore.pipelines.cli.check import check_warehouse
 from deskscore.pipelines.cli.main import main
 from deskscore.sql import connect
@@ -178,15 +179,23 @@ def test_without_inspect_ai_a_log_is_one_quarantine_row_and_ingest_goes_on(
     assert check_warehouse(wh).ok
 
 
-def test_a_file_that_is_no_log_is_reported_not_fatal(tmp_path: Path) -> None:
+def test_a_file_that_is_no_log_is_reported_not_fatal(tmp_path: Path, capsys) -> None:
     if not inspect_log.available():
         pytest.skip("inspect_ai is not installed: pip install 'deskscore[inspect]'")
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "broken.eval").write_bytes(b"PK\x03\x04 truncated")
+    # beside a run that reads, the broken log is a quarantine row
+    write_run(tmp_path / "logs" / "results", load_profiles()[0], task_slice(per_domain=1), seed=1)
     wh = str(tmp_path / "wh")
     assert main(["ingest", str(tmp_path / "logs"), "--warehouse", wh, "--engine", "direct"]) == 0
     [(reason,)] = connect(wh).sql("SELECT reason FROM quarantine").fetchall()
     assert reason == "unreadable_log"
+    # alone, it is an ingest that found nothing to read: it says why, and leaves no warehouse
+    (tmp_path / "alone").mkdir()
+    (tmp_path / "alone" / "broken.eval").write_bytes(b"PK\x03\x04 truncated")
+    other = tmp_path / "wh2"
+    assert main(["ingest", str(tmp_path / "alone"), "--warehouse", str(other)]) == 2
+    assert "unreadable_log" in capsys.readouterr().out and not other.exists()
 
 
 # ---- a real log, made offline with inspect_ai ----------------------------------------------
