@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from deskscore.pipelines.cli.common import UserError
+    from deskscore.pipelines.infra.runner import RunnerUnavailable, check_runner, runner_args
 
     parser = build_parser()
     args, beam_args = parser.parse_known_args(argv)
@@ -46,8 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # what the user can act on.
     logging.getLogger().setLevel(logging.ERROR)
     try:
+        if getattr(args, "beam", False):
+            check_runner(runner_args(beam_args, None))  # before the warehouse is touched
         return args.handler(args, beam_args)
-    except UserError as exc:
+    except (UserError, RunnerUnavailable) as exc:
         print(f"deskscore {args.command}: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
