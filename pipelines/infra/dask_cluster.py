@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 STOP_SECONDS = 15.0
 """How long a process has to exit after SIGTERM before it is killed."""
@@ -69,6 +70,16 @@ class DaskCluster:
         with Client(self.address, timeout=30, set_as_default=False) as client:
             return dict(client.run(os.getpid))
 
+    def executed(self) -> dict[str, int]:
+        """How many tasks each worker now joined has run, by worker address."""
+        from distributed import Client
+
+        def count(dask_worker: Any) -> int:
+            return int(dask_worker.state.executed_count)
+
+        with Client(self.address, timeout=30, set_as_default=False) as client:
+            return dict(client.run(count))
+
     def wait_for_workers(self, timeout: float = 120.0) -> None:
         """Return once every worker has joined (a killed one is started again by its nanny)."""
         from distributed import Client
@@ -82,7 +93,7 @@ def _dask(*args: str) -> list[str]:
 
 
 @contextmanager
-def dask_cluster(
+def local_dask_cluster(
     folder: Path,
     *,
     workers: int = 2,
@@ -119,4 +130,4 @@ def dask_cluster(
         yield cluster
 
 
-__all__ = ["DaskCluster", "dask_cluster", "free_port"]
+__all__ = ["DaskCluster", "free_port", "local_dask_cluster"]
