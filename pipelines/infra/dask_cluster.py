@@ -12,7 +12,7 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,7 +60,6 @@ class DaskCluster:
     """The `dask worker` process; each worker process is a child of it (under a nanny that
     starts it again if it dies)."""
     logs: Path
-
     n_workers: int
 
     def worker_pids(self) -> dict[str, int]:
@@ -98,15 +97,12 @@ def local_dask_cluster(
     *,
     workers: int = 2,
     threads: int = 1,
-    env: Mapping[str, str] | None = None,
     timeout: float = 120.0,
 ) -> Iterator[DaskCluster]:
     """A scheduler on 127.0.0.1 (a free port) and `workers` worker processes of `threads`
-    threads each, their logs and scratch space in `folder`; `env` is added to their
-    environment (dask settings such as DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES).
-    Yields once every worker has joined; stops them all on leaving."""
+    threads each, their logs and scratch space in `folder`. Yields once every worker has
+    joined; stops them all on leaving."""
     folder.mkdir(parents=True, exist_ok=True)
-    environment = {**os.environ, **(env or {})}
     address = f"tcp://127.0.0.1:{free_port()}"
     # no dashboard, and its HTTP server on a free port, not on one another cluster may hold
     quiet = ("--no-dashboard", "--dashboard-address", "127.0.0.1:0")
@@ -115,14 +111,14 @@ def local_dask_cluster(
         worker_log = stack.enter_context(open(folder / "workers.log", "wb"))
         scheduler = subprocess.Popen(
             _dask("scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1], *quiet),
-            stdout=scheduler_log, stderr=subprocess.STDOUT, env=environment, cwd=folder,
+            stdout=scheduler_log, stderr=subprocess.STDOUT, cwd=folder,
         )  # fmt: skip
         stack.callback(_stop, scheduler)
         pool = subprocess.Popen(
             _dask("worker", address, "--nworkers", str(workers), "--nthreads", str(threads),
                   "--host", "127.0.0.1", "--local-directory", str(folder / "space"),
                   "--death-timeout", "60", *quiet),
-            stdout=worker_log, stderr=subprocess.STDOUT, env=environment, cwd=folder,
+            stdout=worker_log, stderr=subprocess.STDOUT, cwd=folder,
         )  # fmt: skip
         stack.callback(_stop, pool)  # callbacks run last first: workers before the scheduler
         cluster = DaskCluster(address, scheduler, pool, folder, workers)
