@@ -44,6 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from deskscore.pipelines.cli.beam_options import beam_args as split_beam_args
     from deskscore.pipelines.cli.common import UserError
     from deskscore.pipelines.cli.output import say
+    from deskscore.pipelines.infra.runner import RunnerUnavailable, check_runner, runner_args
 
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -58,8 +59,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = _subparsers(parser).choices[args.command]
     beam_args = split_beam_args(command, args.command, getattr(args, "beam", False), unknown, after)
     try:
+        if getattr(args, "beam", False):
+            check_runner(runner_args(beam_args, None))  # before the warehouse is touched
         return args.handler(args, beam_args)
-    except UserError as exc:
+    except (UserError, RunnerUnavailable) as exc:
         say(f"deskscore {args.command}: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:

@@ -51,6 +51,64 @@ def runner_args(beam_args: Sequence[str], parallel: int | None) -> list[str]:
     return args
 
 
+class RunnerUnavailable(RuntimeError):
+    """The runner --runner names cannot run from here; the message says why in one line and
+    what to do."""
+
+
+DASK_PROBE_SECONDS = 10.0
+"""How long a Dask scheduler has to answer before a job starts (--dask_connection_timeout
+overrides it)."""
+
+
+def _probe_dask(address: str, timeout: float) -> str | None:
+    """None if a Dask scheduler answers at `address` within `timeout` seconds, else why not.
+    The client connects in a thread of its own: on an address that is not a scheduler (its
+    dashboard, say) it would wait for a handshake that never comes."""
+    import threading
+
+    from distributed import Client
+
+    outcome: list[str | None] = []
+
+    def connect() -> None:
+        try:
+            Client(address, timeout=timeout, set_as_default=False).close()
+            outcome.append(None)
+        except Exception as exc:
+            outcome.append(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+
+    thread = threading.Thread(target=connect, name="dask-probe", daemon=True)
+    thread.start()
+    thread.join(timeout + 1)
+    return outcome[0] if outcome else f"no answer after {timeout:g} s"
+
+
+def check_runner(beam_args: Sequence[str]) -> None:
+    """Raise RunnerUnavailable before any work when the Dask runner cannot run: the dask extra
+    is missing, or no scheduler answers at --dask_client_address (Beam's runner would fail
+    later with a traceback, or hang). Other runners are left to Beam."""
+    runner = _option(beam_args, "--runner") or ""
+    if not runner.endswith("DaskRunner"):
+        return
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        raise RunnerUnavailable(
+            "--runner=DaskRunner needs the dask extra: pip install 'deskscore[dask]'"
+        ) from None
+    address = _option(beam_args, "--dask_client_address")
+    if not address:
+        return  # Beam starts a Dask cluster of this machine's processes
+    timeout = float(_option(beam_args, "--dask_connection_timeout") or DASK_PROBE_SECONDS)
+    why = _probe_dask(address, timeout)
+    if why is not None:
+        raise RunnerUnavailable(
+            f"no Dask scheduler answers at {address} ({why}): start one ('dask scheduler') "
+            "or fix --dask_client_address"
+        )
+
+
 def pipeline(
     beam_args: Sequence[str] = (), *, parallel: int | None = None, workers: int | None = None
 ) -> Any:
@@ -72,6 +130,7 @@ def pipeline(
     logging.getLogger("apache_beam").setLevel(logging.ERROR)
     logging.getLogger().setLevel(logging.ERROR)  # Beam's import warns about optional GCP clients
     beam_args = runner_args(beam_args, parallel)
+    check_runner(beam_args)
     options = PipelineOptions(beam_args)
     if _given(beam_args, "--runner"):
         return beam.Pipeline(options=options)

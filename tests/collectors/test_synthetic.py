@@ -564,3 +564,35 @@ def test_two_agents_in_one_result_dir_share_the_summary(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "summary" / "results.json").read_text())
     with_result = [f for f in task_folders(tree_bytes(tmp_path)).values() if "result.txt" in f]
     assert len(summary) >= len(with_result) > len(tasks)
+
+
+def test_the_mixed_archive_carries_its_damage_and_is_the_same_each_time(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from deskscore.collectors.synthetic.hostile import (
+        CUT_LINE,
+        ESCAPING_MEMBER,
+        STRAY_FILE,
+        write_mixed_archive,
+    )
+
+    sources = write_mixed_archive(tmp_path / "a", zips=2)
+    write_mixed_archive(tmp_path / "b", zips=2)
+    assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
+    folder, first_zip, _ = sources
+    assert folder.is_dir() and [p.suffix for p in sources[1:]] == [".zip", ".zip"]
+
+    cut = [p for p in folder.rglob("traj.jsonl") if p.read_bytes().endswith(CUT_LINE)]
+    assert len(cut) == 1 and (cut[0].parent / STRAY_FILE).is_file()
+    broken = 0
+    for path in folder.rglob("*.png"):
+        try:
+            with Image.open(path) as image:
+                image.load()
+        except (OSError, SyntaxError):
+            broken += 1
+    assert broken == 2
+    with zipfile.ZipFile(first_zip) as zf:
+        assert ESCAPING_MEMBER in zf.namelist()
+        members = [n for n in zf.namelist() if n.endswith("traj.jsonl")]
+        assert sum(zf.read(n).endswith(CUT_LINE) for n in members) == 1

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -79,3 +81,71 @@ def test_the_package_setup_file_ships_to_workers_carries_every_module_and_data_f
     shipped = set(zipfile.ZipFile(wheel).namelist())
     wanted = {f for f in _project_files() if "/tests/" not in f}
     assert wanted - shipped == set()
+
+
+# ------------------------------------------------------------------ the Dask runner's options
+
+
+def test_the_short_dask_runner_name_is_resolved_with_one_partition_per_element() -> None:
+    from deskscore.pipelines.infra.runner import RUNNER_ALIASES, runner_args
+
+    full = RUNNER_ALIASES["DaskRunner"]
+    assert runner_args(["--runner=DaskRunner"], 7) == [f"--runner={full}", "--dask_npartitions=7"]
+    assert runner_args(["--runner", "DaskRunner"], 3) == ["--runner", full, "--dask_npartitions=3"]
+    chosen = ["--runner=DaskRunner", "--dask_npartitions=2"]
+    assert runner_args(chosen, 7) == [f"--runner={full}", "--dask_npartitions=2"]
+    assert runner_args(["--runner=PortableRunner"], 7) == ["--runner=PortableRunner"]
+
+
+def test_the_dask_extra_installs_beams_dask_runner_for_the_pinned_beam() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    beam = next(d for d in project["dependencies"] if d.startswith("apache-beam"))
+    extra = project["optional-dependencies"]["dask"]
+    assert beam.replace("apache-beam", "apache-beam[dask]") in extra
+    assert {d.split(">")[0] for d in extra} >= {"dask", "distributed"}
+
+
+def test_the_dask_runner_without_the_dask_extra_fails_in_one_line(monkeypatch) -> None:
+    from deskscore.pipelines.infra.runner import RunnerUnavailable, check_runner
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
+    with pytest.raises(RunnerUnavailable, match=r"pip install 'deskscore\[dask\]'"):
+        check_runner(["--runner=apache_beam.runners.dask.dask_runner.DaskRunner"])
+
+
+def _silent_listener() -> socket.socket:
+    """A port that accepts connections and never answers (a scheduler's dashboard, say)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    return server
+
+
+@pytest.mark.parametrize("listening", [False, True], ids=["nothing-listens", "not-a-scheduler"])
+def test_a_dask_address_where_no_scheduler_answers_fails_in_one_line_before_the_warehouse_is_touched(
+    listening: bool, tmp_path: Path, capsys
+) -> None:
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    from deskscore.pipelines.cli.main import main
+    from deskscore.pipelines.infra.dask_cluster import free_port
+
+    server = _silent_listener() if listening else None
+    port = server.getsockname()[1] if server else free_port()
+    started = time.monotonic()
+    try:
+        code = main(
+            ["ingest", str(tmp_path / "none"), "--warehouse", str(tmp_path / "wh"),
+             "--runner=DaskRunner", f"--dask_client_address=tcp://127.0.0.1:{port}",
+             "--dask_connection_timeout=1"]
+        )  # fmt: skip
+    finally:
+        if server:
+            server.close()
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert f"no Dask scheduler answers at tcp://127.0.0.1:{port}" in err
+    assert "dask scheduler" in err and "--dask_client_address" in err
+    assert time.monotonic() - started < 15
+    assert not (tmp_path / "wh").exists()
