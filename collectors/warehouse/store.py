@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import deskscore.scorers.metrics  # noqa: F401  (declares the score tables' metric columns)
 from deskscore.schemas import SCHEMA_VERSION, conform_rows, table
 from deskscore.schemas.manifest import (
     CURRENT,
