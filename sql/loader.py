@@ -1,7 +1,7 @@
 """Apply the SQL files to a DuckDB connection over a warehouse folder.
 
 `raw_<table>` reads the table's Parquet files (union_by_name, so a column that only newer
-files have is kept, not silently dropped); a table with no files yet gets a typed empty
+files have is kept, not silently dropped, and one that no file has yet reads as null); a table with no files yet gets a typed empty
 relation, so every view exists and every query works on a fresh warehouse. Then come the
 layers, in order: staging (one view per table: rename and cast only), intermediate (shared
 building blocks) and marts (what users query).
@@ -138,14 +138,16 @@ def _quote(text: str) -> str:
 
 def _raw_relation(name: str, root: Path) -> str:
     table_dir = root / name
-    if table_dir.is_dir() and any(table_dir.rglob("*.parquet")):
-        glob = _quote(str(table_dir / "**" / "*.parquet"))
-        return (
-            f"SELECT * FROM read_parquet({glob}, union_by_name = true, hive_partitioning = false)"
-        )
     cols = ", ".join(
         f"CAST(NULL AS {DUCKDB_TYPES[f.type]}) AS {f.name}" for f in TABLES[name].fields
     )
+    if table_dir.is_dir() and any(table_dir.rglob("*.parquet")):
+        glob = _quote(str(table_dir / "**" / "*.parquet"))
+        # by name with the typed empty relation: a column no file has yet reads as null
+        return (
+            f"SELECT * FROM read_parquet({glob}, union_by_name = true, hive_partitioning = false)"
+            f" UNION ALL BY NAME SELECT {cols} WHERE false"
+        )
     return f"SELECT {cols} WHERE false"
 
 

@@ -81,7 +81,8 @@ def reconciliation(
         """
     )
     reasons = con.sql(
-        "SELECT reason, count(*) AS items FROM ingested_quarantine GROUP BY reason ORDER BY items DESC, reason"
+        "SELECT reason, sum(coalesce(n_lines, 1))::BIGINT AS items FROM ingested_quarantine "
+        "GROUP BY reason ORDER BY items DESC, reason"
     )
     first = con.sql(
         f"""
