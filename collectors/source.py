@@ -42,6 +42,7 @@ MAX_MEMBER_RATIO = 200
 """Largest compression ratio for members over `_RATIO_FLOOR` bytes: screenshots are PNG
 (already compressed) and JSON lines shrink ~10x; a 1000x member is a zip bomb."""
 _RATIO_FLOOR = 16 << 20
+_BLOCK = 1 << 20
 
 
 UNREADABLE = "unreadable_file"
@@ -504,9 +505,13 @@ class _Capped(io.RawIOBase):
         return True
 
     def read(self, size: int | None = -1) -> bytes:
-        want = self._cap + 1 - self._read if size is None or size < 0 else size
+        if size is None or size < 0:  # to the end, a block at a time (never one huge buffer)
+            chunks = []
+            while data := self.read(_BLOCK):
+                chunks.append(data)
+            return b"".join(chunks)
         try:
-            data = self._inner.read(min(want, self._cap + 1 - self._read))
+            data = self._inner.read(min(size, self._cap + 1 - self._read))
         except Exception as e:
             if self._unreadable is None:
                 raise SourceError(self._uri, f"cannot read {self._path}: {e}", self._path) from e
@@ -514,12 +519,6 @@ class _Capped(io.RawIOBase):
         self._read += len(data)
         if self._read > self._cap:
             raise _too_large(self._uri, self._path, f"more than {self._cap}", self._cap)
-        if size is None or size < 0:  # read to the end
-            chunks = [data]
-            while data:
-                data = self.read(1 << 20)
-                chunks.append(data)
-            return b"".join(chunks)
         return data
 
     def readinto(self, buffer: Any) -> int:

@@ -513,19 +513,19 @@ def _line_rows(read: EpisodeRead) -> list[dict]:
 
 def test_consecutive_blank_lines_are_one_quarantine_row_with_their_range(tmp_path: Path) -> None:
     step = rec(1, "20250101@120000", "DONE")
-    traj = b"\n" * 100_000 + step + b"\n" + b"\n\n\n" + b"not json\n" * 2
+    traj = b"\n" * 50_000 + step + b"\n" + b"\n\n\n" + b"not json\n" * 2
     [read] = read_all(open_source(_one_task_zip(tmp_path, traj)))
     conforms([read])
     rows = [(q["reason"], q["line_no"], q["line_end"], q["n_lines"]) for q in _line_rows(read)]
     assert rows == [
-        ("blank_line", 1, 100_000, 100_000),
-        ("blank_line", 100_002, 100_004, 3),
-        ("invalid_json", 100_005, 100_006, 2),
+        ("blank_line", 1, 50_000, 50_000),
+        ("blank_line", 50_002, 50_004, 3),
+        ("invalid_json", 50_005, 50_006, 2),
     ]
     ep = read.episode
-    assert ep["n_lines"] == count_lines(traj) == 100_006
+    assert ep["n_lines"] == count_lines(traj) == 50_006
     assert len(read.steps) + ep["n_quarantined"] == ep["n_lines"]
-    assert "traj.jsonl:1-100000: 100000 consecutive lines" in _line_rows(read)[0]["message"]
+    assert "traj.jsonl:1-50000: 50000 consecutive lines" in _line_rows(read)[0]["message"]
 
 
 @pytest.mark.parametrize("cap", ["DESKSCORE_MAX_RUN_LINES", "DESKSCORE_MAX_RUN_BYTES"])
