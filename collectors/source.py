@@ -209,8 +209,11 @@ class DirSource(Source):
                         continue  # a link to a folder inside: its files are listed there
                     if os.path.isfile(real):
                         out.append(child)
-                    elif os.path.exists(real):
-                        self._special(child, os.stat(real).st_mode)
+                    else:
+                        try:
+                            self._special(child, os.stat(real).st_mode)
+                        except OSError:
+                            continue  # a dangling link: nothing to read
                     continue
                 if e.is_dir(follow_symlinks=False):
                     stack.append(child)

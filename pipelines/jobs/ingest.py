@@ -47,7 +47,8 @@ class IngestResult:
     steps: int = 0
     traj_lines: int = 0
     quarantined: int = 0
-    """Quarantine rows of the sources read (their runs' and their own)."""
+    """Items quarantined from the sources read (their runs' and their own): each line of a row
+    of consecutive lines, one for any other row."""
     llm_calls: int = 0
     compacted: int = 0
     """Small files folded into packs after the run."""
