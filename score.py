@@ -26,20 +26,25 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 try:
-    from deskscore.collectors import formats
+    from deskscore.collectors import formats, limits
+    from deskscore.collectors.files import escaped, storable
     from deskscore.collectors.human import BUNDLED_VERSIONS, HumanSkip
     from deskscore.collectors.human import iter_human_tasks as _iter_human_tasks
     from deskscore.collectors.ids import thunderbird_old_to_new
     from deskscore.collectors.layout import RunFolder, TaskFolder
-    from deskscore.collectors.osworld import count_lines
+    from deskscore.collectors.lines import count_stream_lines
     from deskscore.pipelines.cli.output import printable
     from deskscore.scorers.config import ScoreConfig
     from deskscore.scorers.domains import OSWORLD_DOMAINS, UITARS_DOMAIN
     from deskscore.scorers.run import match_human, score_run
 except ImportError as _e:  # pragma: no cover - only without the package installed
     sys.exit(f"score.py needs the deskscore package ({_e}); install it with `pip install -e .`")
+
+if TYPE_CHECKING:
+    from deskscore.collectors.source import Source
 
 _DOMAINS = frozenset(OSWORLD_DOMAINS)
 _BAD_LINE = {
@@ -48,6 +53,8 @@ _BAD_LINE = {
     "not_utf8": ("is not UTF-8", "UnicodeDecodeError"),
 }
 _MAX_LINE_NOTES = 3  # per file; the rest are summed up in one line
+_UNREAD_LINES = ("line_too_long", "over_run_cap")  # lines counted, not parsed (caps)
+_FILE_FAULTS = ("unreadable_file", "too_large", "special_file")  # files that were not read
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -135,25 +142,44 @@ class _Run:
         self.extra_t: list[int] = []
 
 
-def _walk_local(root: str, uitars: bool) -> list[tuple[str, str, str, tuple[str, ...]]]:
+def _listdir(path: str, out: Callable[[str], None]) -> list[str]:
+    """os.listdir in its order, without the names that are not UTF-8 (a NOTE says which);
+    a folder that cannot be listed ends the run with a one-line error."""
+    try:
+        names = os.listdir(path)
+    except OSError as e:
+        _fail(f"cannot list the folder {escaped(path)} ({e.strerror or e}); check its permissions")
+    kept = []
+    for name in names:
+        if storable(name):
+            kept.append(name)
+        else:
+            out(f"NOTE: {escaped(os.path.join(path, name))}: the name is not valid UTF-8 (shown "
+                "escaped); left out")  # fmt: skip
+    return kept
+
+
+def _walk_local(
+    root: str, uitars: bool, out: Callable[[str], None]
+) -> list[tuple[str, str, str, tuple[str, ...]]]:
     """(display path, domain, task folder, file names) in the original's os.listdir order."""
     found = []
     if uitars:
-        for task in os.listdir(root):
+        for task in _listdir(root, out):
             full = os.path.join(root, task)
             if os.path.isdir(full):
-                found.append((full, UITARS_DOMAIN, task, tuple(os.listdir(full))))
+                found.append((full, UITARS_DOMAIN, task, tuple(_listdir(full, out))))
         return found
-    for app in os.listdir(root):
+    for app in _listdir(root, out):
         if app not in _DOMAINS:
             continue
         app_path = os.path.join(root, app)
         if not os.path.isdir(app_path):
             continue
-        for task in os.listdir(app_path):
+        for task in _listdir(app_path, out):
             full = os.path.join(app_path, task)
             if os.path.isdir(full):
-                found.append((full, app, task, tuple(os.listdir(full))))
+                found.append((full, app, task, tuple(_listdir(full, out))))
     return found
 
 
@@ -168,13 +194,12 @@ def _read_run(args: argparse.Namespace, out: Callable[[str], None]) -> _Run:
     except SourceError as e:
         _fail(f"{e}")
     run = _Run()
-    original = args.compat == "osworld-human"
     # --uitars: the run is a UI-TARS submission, keyed by instruction; else OSWorld's folders
     fmt = formats.UITARS if args.uitars else formats.OSWORLD
     if local:
         listing = [
             (d, dom, t, path_files, f"{dom}/{t}" if dom != UITARS_DOMAIN else t)
-            for d, dom, t, path_files in _walk_local(root, args.uitars)
+            for d, dom, t, path_files in _walk_local(root, args.uitars, out)
         ]
     else:
         from deskscore.collectors.layout import discover
@@ -194,23 +219,41 @@ def _read_run(args: argparse.Namespace, out: Callable[[str], None]) -> _Run:
                 if args.uitars or t.domain in _DOMAINS:
                     listing.append((f"{source.uri}!{t.path}", t.domain, t.task_id, t.files, t.path))
     folder_run = RunFolder("", fmt.name, ())
-    for display, domain, task_id, names, rel in listing:
-        jsonl = [n for n in names if n.endswith(".jsonl")]
-        files = names
-        if original and len(jsonl) > 1:
-            # The original reads every *.jsonl; the last one listed sets t_agent, all count
-            # toward S.
-            files = (*(n for n in names if not n.endswith(".jsonl")), jsonl[-1])
-            for n in jsonl[:-1]:
-                with contextlib.suppress(SourceError):
-                    run.extra_t.append(count_lines(source.read_bytes(f"{rel}/{n}")))
-        task = TaskFolder(rel, domain, task_id, tuple(files))
-        light = fmt.light(source, folder_run, task, run_id="score.py", benchmark="osworld")
-        ep, q = light.episode, light.quarantine
-        run.episodes.append(ep)
-        run.display.append(display)
-        _traversal_lines(args, ep, q, display, len(jsonl) if original else 1, out)
+    with limits.run_budget():
+        for task in listing:
+            _read_task(args, source, fmt, folder_run, run, task, out)
     return run
+
+
+def _read_task(
+    args: argparse.Namespace,
+    source: Source,
+    fmt: formats.Format,
+    folder_run: RunFolder,
+    run: _Run,
+    listed: tuple[str, str, str, tuple[str, ...], str],
+    out: Callable[[str], None],
+) -> None:
+    """Read one task folder into `run`, printing as the original does."""
+    from deskscore.collectors.source import SourceError
+
+    original = args.compat == "osworld-human"
+    display, domain, task_id, names, rel = listed
+    jsonl = [n for n in names if n.endswith(".jsonl")]
+    files = names
+    if original and len(jsonl) > 1:
+        # The original reads every *.jsonl; the last one listed sets t_agent, all count
+        # toward S.
+        files = (*(n for n in names if not n.endswith(".jsonl")), jsonl[-1])
+        for n in jsonl[:-1]:
+            with contextlib.suppress(SourceError), source.open(f"{rel}/{n}") as stream:
+                run.extra_t.append(count_stream_lines(stream))
+    task = TaskFolder(rel, domain, task_id, tuple(files))
+    light = fmt.light(source, folder_run, task, run_id="score.py", benchmark="osworld")
+    ep, q = light.episode, light.quarantine
+    run.episodes.append(ep)
+    run.display.append(display)
+    _traversal_lines(args, ep, q, display, len(jsonl) if original else 1, out)
 
 
 def _traversal_lines(
@@ -233,19 +276,29 @@ def _traversal_lines(
             if original
             else "not counted as a step"
         )
-        for row in bad[:_MAX_LINE_NOTES]:
+        # a row may stand for several consecutive lines: each is noted as the original stops
+        first = [(row, row["line_no"] + k) for row in bad for k in range(row["n_lines"] or 1)
+                 if k < _MAX_LINE_NOTES]  # fmt: skip
+        n_bad = sum(row["n_lines"] or 1 for row in bad)
+        for row, line_no in first[:_MAX_LINE_NOTES]:
             what, exc = _BAD_LINE[row["reason"]]
             out(
-                f"NOTE: {display}/{_base(row['location'])}: line {row['line_no']} {what}; "
+                f"NOTE: {display}/{_base(row['location'])}: line {line_no} {what}; "
                 f"the original stops here ({exc}); {how}"
             )
-        if len(bad) > _MAX_LINE_NOTES:
+        if n_bad > _MAX_LINE_NOTES:
             out(
                 f"NOTE: {display}/{_base(bad[0]['location'])}: "
-                f"{len(bad) - _MAX_LINE_NOTES} more such lines, {how}"
+                f"{n_bad - _MAX_LINE_NOTES} more such lines, {how}"
             )
+        for row in q:
+            if row["reason"] in _UNREAD_LINES:
+                out(
+                    f"NOTE: {display}/{_base(row['location'])}: {row['n_lines'] or 1} line(s) "
+                    f"from line {row['line_no']} not read ({row['reason']}); {how}"
+                )
     for row in q:
-        if row["reason"] == "unreadable_file":
+        if row["reason"] in _FILE_FAULTS:
             out(
                 f"NOTE: {display}/{_base(row['location'])} could not be read "
                 f"({row['message']}); the original stops here"

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import io
 import os
 from collections.abc import Iterable
+from typing import Any, BinaryIO
 
+from deskscore.collectors.files import escaped, read_regular
 from deskscore.collectors.source import Source, _is_url
 
 _GLOB_CHARS = frozenset("*?[")
@@ -30,19 +33,20 @@ def _is_glob(text: str) -> bool:
 
 
 def canonical_uri(uri: str) -> str:
-    """The URI a source is recorded under (`runs.source`): local paths absolute, URLs as given."""
+    """The URI a source is recorded under (`runs.source`): local paths absolute, URLs as given;
+    a name that is not UTF-8 in its escaped form (`files.escaped`), which cannot be opened but
+    can be stored and shown: `open_source` then says the name is the fault."""
     uri = os.fspath(uri)
-    return uri if _is_url(uri) else os.path.abspath(uri)
+    return escaped(uri if _is_url(uri) else os.path.abspath(uri))
 
 
 def _list_file(path: str) -> list[str]:
     """Sources named in a list file: one per line; blank lines and '#' comments skipped;
     relative paths are relative to the list file."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-    except OSError as e:
-        raise SourceListError(f"{path}: cannot read the list file ({e})") from None
+        lines = read_regular(path, 64 << 20).decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:  # a FIFO or a device is not read
+        raise SourceListError(f"{escaped(path)}: cannot read the list file ({e})") from None
     base = os.path.dirname(os.path.abspath(path))
     out = []
     for line in lines:
@@ -159,6 +163,10 @@ class DigestingSource(Source):
         self._digests[path] = hashlib.sha1(data).hexdigest()
         return data
 
+    def open(self, path: str) -> BinaryIO:
+        """The inner stream; the sha1 of the bytes read through it counts once it is closed."""
+        return _Digesting(self._inner.open(path), lambda sha1: self.note(path, sha1))
+
     def size(self, path: str) -> int:
         return self._inner.size(path)
 
@@ -175,3 +183,31 @@ class DigestingSource(Source):
         for path in sorted(self._digests):
             h.update(f"{path}\x00{self._digests[path]}\n".encode("utf-8", "surrogateescape"))
         return h.hexdigest()
+
+
+class _Digesting(io.RawIOBase):
+    """A stream that hashes what is read through it and reports the sha1 when closed."""
+
+    def __init__(self, inner: BinaryIO, done: Any) -> None:
+        super().__init__()
+        self._inner, self._done = inner, done
+        self._sha1 = hashlib.sha1()
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = self._inner.read(size)
+        self._sha1.update(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._inner.close()
+            self._done(self._sha1.hexdigest())
+        super().close()

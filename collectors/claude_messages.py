@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 from deskscore.collectors.actions import parse_action
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.osworld import EpisodeCalls, EpisodeRead, QuarantineRows, dumps_json
-from deskscore.collectors.source import Source, SourceError
+from deskscore.collectors.source import Source, SourceError, read_document
 
 MESSAGES_FILE = "messages.json"
 EXECUTED_PREFIX = "Executed a translation of your issued tool call:"
@@ -318,9 +318,9 @@ def _short(items: list) -> str:
 
 def _load(source: Source, path: str, q: QuarantineRows) -> tuple[bool, Any]:
     try:
-        data = source.read_bytes(path)
+        data = read_document(source, path)
     except SourceError as e:
-        q.add(path, None, "unreadable_file", e.message, _TODO, path)
+        q.add(path, None, e.reason, e.message, _TODO, path)
         return False, None
     try:
         text = data.decode("utf-8")

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from deskscore.collectors import limits
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.osworld import (
     EpisodeCalls,
@@ -42,15 +43,16 @@ from deskscore.collectors.osworld import (
     scrub_surrogates,
     summarise,
 )
-from deskscore.collectors.source import Source, SourceError
+from deskscore.collectors.source import TOO_LARGE, Source, SourceError, read_document
 from deskscore.collectors.timestamps import parse_action_timestamp
 
 INTERACTION_LOG = "interaction_log.json"
 EVAL_DETAILS = "eval_details.json"
 TASK_INSTRUCTION = "task_instruction.jsonl"
-MAX_JSON_BYTES = 32 << 20
-"""Larger interaction logs or details files are quarantined unread: a real log holds a few
-dozen short messages, so a file this big is damage or an attack, not data."""
+MAX_JSON_BYTES = limits.DOCUMENT_BYTES.default
+"""Larger interaction logs or details files are quarantined unread by default (the cap in
+force is `limits.DOCUMENT_BYTES`): a real log holds a few dozen short messages, so a file this
+big is damage or an attack, not data."""
 
 TYPES = ("initial_instruction", "new_instruction", "clarify", "call_user")
 """Interaction types DeskCraft's protocol defines. A simulator that logs another word
@@ -77,21 +79,9 @@ def _load_json(source: Source, path: str, q: QuarantineRows, what: str) -> tuple
     quarantined (ok False)."""
     todo = f"the {what} is left out; fix the file and re-ingest"
     try:
-        size = source.size(path)
-    except (SourceError, NotImplementedError):
-        size = None
-    if size is not None and size > MAX_JSON_BYTES:
-        q.add(path, None, "too_large", f"{size} bytes, more than the {MAX_JSON_BYTES} a "
-              f"{what} may hold; it was not read", todo, "")  # fmt: skip
-        return False, None
-    try:
-        data = source.read_bytes(path)
+        data = read_document(source, path)  # within limits.DOCUMENT_BYTES
     except SourceError as e:
-        q.add(path, None, "unreadable_file", e.message, todo, path)
-        return False, None
-    if len(data) > MAX_JSON_BYTES:
-        q.add(path, None, "too_large", f"{len(data)} bytes, more than the {MAX_JSON_BYTES} a "
-              f"{what} may hold", todo, "")  # fmt: skip
+        q.add(path, None, e.reason, e.message, todo, "" if e.reason == TOO_LARGE else path)
         return False, None
     try:
         text = data.decode("utf-8-sig")
@@ -268,9 +258,9 @@ def metric_scores(value: Any) -> tuple[dict | None, str | None]:
 def _instruction(source: Source, path: str, q: QuarantineRows) -> str | None:
     """The first instruction task_instruction.jsonl records (its first parseable line)."""
     try:
-        data = source.read_bytes(path)
+        data = read_document(source, path)
     except SourceError as e:
-        q.add(path, None, "unreadable_file", e.message, "the instruction is left out", path)
+        q.add(path, None, e.reason, e.message, "the instruction is left out", path)
         return None
     for line in data.decode("utf-8", "replace").splitlines():
         try:

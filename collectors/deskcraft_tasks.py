@@ -29,6 +29,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from deskscore.collectors.files import read_regular
 from deskscore.collectors.ids import source_id
 
 BENCHMARK = "deskcraft"
@@ -291,7 +292,7 @@ def read_deskcraft_tasks(
             continue
         seen.add((task.app, task.stem))
         try:
-            raw = (base / task.location).read_bytes()
+            raw = read_regular(str(base / task.location))  # never a FIFO or a device
         except OSError as e:
             quarantine.append(_quarantine(src, task.location, "missing_task_file",
                               f"{where}: the index names it but it cannot be read ({e}); {_TODO}",

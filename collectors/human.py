@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from deskscore.collectors.files import open_regular, read_regular
 from deskscore.collectors.ids import canonical_task_id, source_id, thunderbird_old_to_new
 from deskscore.scorers.domains import OSWORLD_DOMAINS
 
@@ -109,7 +110,8 @@ def iter_human_tasks(
     key_name = "instruction" if use_query else "id"
     for domain, name in listing:
         try:
-            with open(os.path.join(base, domain, name), encoding="utf-8") as f:
+            # as open(..., encoding="utf-8"), but never blocking on a FIFO or a device
+            with io.TextIOWrapper(open_regular(os.path.join(base, domain, name)), "utf-8") as f:
                 data = json.load(f)
             key = data[key_name]
             single = data[GROUND_TRUTH]["single-action"]
@@ -239,7 +241,7 @@ def read_human_dir(
         loc = f"{domain}/{name}"
         path = base / domain / name
         try:
-            raw = path.read_bytes()
+            raw = read_regular(str(path))
         except OSError as e:
             quarantine.append(
                 _quarantine(

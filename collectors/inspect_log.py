@@ -53,6 +53,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from deskscore.collectors.actions import SPECIAL_KINDS, parse_action
+from deskscore.collectors.files import open_regular
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.osworld import EpisodeCalls, EpisodeRead, parse_result, summarise
 from deskscore.collectors.usage import Call, call_rows, parse_usage
@@ -201,7 +202,7 @@ def _sha1_file(path: str) -> str:
     key = (path, st.st_size, st.st_mtime_ns)
     if key not in _hashes:
         h = hashlib.sha1()
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             for block in iter(lambda: f.read(1 << 20), b""):
                 h.update(block)
         _hashes[key] = h.hexdigest()

@@ -1,9 +1,12 @@
 """One OSWorld task folder (traj.jsonl, result.txt, screenshots) to episode, step, quarantine rows.
 
-This is the hot path of single-run scoring, so the trajectory is read once, split on bytes,
-and parsed with orjson when it is installed; the slow json fallback only runs for lines orjson
-refuses (NaN, Infinity, lone surrogates) so that nothing Python's json accepts is lost.
-Every line of the trajectory ends either as a step row or as a quarantine row.
+This is the hot path of single-run scoring, so the trajectory is read once, a block at a time
+(`collectors.lines`: never held whole), split on bytes, and parsed with orjson when it is
+installed; the slow json fallback only runs for lines orjson refuses (NaN, Infinity, lone
+surrogates) so that nothing Python's json accepts is lost. Every line of the trajectory ends
+either as a step row or in a quarantine row; consecutive lines quarantined for the same reason
+share one row (`QuarantineRows`), and lines past the caps of `collectors.limits` are counted
+and quarantined, not parsed.
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ from collections.abc import Callable, Iterable
 from functools import cache
 from typing import Any, NamedTuple
 
+from deskscore.collectors import limits
 from deskscore.collectors.actions import action_rows, parse_action
 from deskscore.collectors.ids import canonical_task_id
 from deskscore.collectors.layout import RunFolder, TaskFolder
-from deskscore.collectors.source import Source, SourceError
+from deskscore.collectors.lines import Counted, LongLine, blocks, iter_lines
+from deskscore.collectors.source import Source, SourceError, read_document
 from deskscore.collectors.timestamps import parse_action_timestamp
 from deskscore.collectors.usage import (
     USAGE_FILE,
@@ -31,6 +36,13 @@ from deskscore.collectors.usage import (
 _BOM = b"\xef\xbb\xbf"
 _BAD = object()  # a line that went to quarantine
 _INT32 = (-(2**31), 2**31 - 1)
+MAX_RESULT_CHARS = 200
+"""result_raw keeps this much of result.txt's first line (the score is parsed from all of it):
+a 10 MB value is neither stored nor printed whole."""
+OVER_RUN_CAP = "over_run_cap"
+"""The quarantine reason of lines counted but not parsed: the run's budget of lines (or of
+their bytes) was spent (`limits.RUN_LINES`, `limits.RUN_BYTES`)."""
+LINE_TOO_LONG = "line_too_long"
 
 
 class EpisodeRead(NamedTuple):
@@ -103,6 +115,7 @@ def parse_result(text: str) -> tuple[str, float | None, str]:
     if not text.strip():
         return "", None, "empty"
     raw = _first_line(text).strip()
+    shown = raw if len(raw) <= MAX_RESULT_CHARS else raw[:MAX_RESULT_CHARS] + "…"
     try:
         score = float(raw)
     except ValueError:
@@ -110,10 +123,10 @@ def parse_result(text: str) -> tuple[str, float | None, str]:
             return raw, 1.0, "ok"
         if raw == "False":
             return raw, 0.0, "ok"
-        return raw, None, "unparseable"
+        return shown, None, "unparseable"
     if not math.isfinite(score):
-        return raw, None, "unparseable"
-    return raw, score, "ok"
+        return shown, None, "unparseable"
+    return shown, score, "ok"
 
 
 def _excerpt(raw: bytes) -> str:
@@ -146,38 +159,96 @@ def as_int32(v: Any) -> int | None:
 
 
 class QuarantineRows:
-    """Builds quarantine rows that name the source, the file and the line."""
+    """Builds quarantine rows that name the source, the file and the line.
 
-    __slots__ = ("benchmark", "rows", "run_id", "uri")
+    Consecutive lines of one file quarantined for the same reason become one row: line_no
+    the first, line_end the last, n_lines how many; its message and excerpt are the first
+    line's. Four million blank lines are one row, and every line is still counted (`count`).
+    Reading `rows` ends the run being gathered: lines added after it start a new row.
+    """
+
+    __slots__ = ("_open", "_rows", "benchmark", "run_id", "uri")
 
     def __init__(self, uri: str, run_id: str, benchmark: str) -> None:
         self.uri, self.run_id, self.benchmark = uri, run_id, benchmark
-        self.rows: list[dict] = []
+        self._rows: list[dict] = []
+        self._open: tuple[dict, str, str] | None = None  # a line row that may still grow
+
+    @property
+    def rows(self) -> list[dict]:
+        self._close()
+        return self._rows
 
     def add(
-        self, location: str, line_no: int | None, reason: str, what: str, todo: str, excerpt: str
+        self,
+        location: str,
+        line_no: int | None,
+        reason: str,
+        what: str,
+        todo: str,
+        excerpt: str,
+        n_lines: int = 1,
     ) -> None:
+        """Quarantine a file (line_no None), or `n_lines` consecutive lines from line_no."""
+        run = self._open
+        if run is not None and line_no is not None:
+            row = run[0]
+            if (
+                row["line_end"] == line_no - 1
+                and row["reason"] == reason
+                and row["location"] == location
+            ):
+                row["line_end"] = line_no + n_lines - 1
+                row["n_lines"] += n_lines
+                return
+        self._close()
         where = f"{self.uri}!{location}" + (f":{line_no}" if line_no is not None else "")
-        self.rows.append(
-            {
-                "run_id": self.run_id,
-                "benchmark": self.benchmark,
-                "source": self.uri,
-                "location": location,
-                "line_no": line_no,
-                "reason": reason,
-                "message": f"{where}: {what}; {todo}",
-                "excerpt": excerpt[:200] if excerpt is not None else None,
-            }
-        )
+        row = {
+            "run_id": self.run_id,
+            "benchmark": self.benchmark,
+            "source": self.uri,
+            "location": location,
+            "line_no": line_no,
+            "line_end": None if line_no is None else line_no + n_lines - 1,
+            "n_lines": None if line_no is None else n_lines,
+            "reason": reason,
+            "message": f"{where}: {what}; {todo}",
+            "excerpt": excerpt[:200] if excerpt is not None else None,
+        }
+        self._rows.append(row)
+        self._open = (row, what, todo) if line_no is not None else None
+        if n_lines > 1:
+            self._close()  # a range from the start: its message says so
+
+    def _close(self) -> None:
+        """Give the run gathered so far its message (a range when it grew)."""
+        if self._open is None:
+            return
+        row, what, todo = self._open
+        self._open = None
+        if row["n_lines"] > 1:
+            row["message"] = (
+                f"{self.uri}!{row['location']}:{row['line_no']}-{row['line_end']}: "
+                f"{row['n_lines']} consecutive lines quarantined as {row['reason']}; the first: "
+                f"{what}; {todo}"
+            )
+
+    def count(self, since: int = 0) -> int:
+        """Items quarantined in rows[since:]: the lines of line rows, 1 for any other row."""
+        return sum(r["n_lines"] or 1 for r in self.rows[since:])
 
 
 _LINE_TODO = "the line is kept in quarantine; fix or drop it and re-ingest"
 
 
-def _parse_slow(raw: bytes, path: str, line_no: int, q: QuarantineRows) -> Any:
+def _parse_slow(raw: bytes | LongLine, path: str, line_no: int, q: QuarantineRows) -> Any:
     """Classify a line orjson refused: the object when Python's json accepts it, else _BAD
     (after quarantining the line)."""
+    if type(raw) is LongLine:
+        what = limits.DOCUMENT_BYTES.exceeded(f"a line of {raw.length} bytes")
+        q.add(path, line_no, LINE_TOO_LONG, what, "its first bytes are the excerpt",
+              _excerpt(raw.head))  # fmt: skip
+        return _BAD
     if not raw.strip():
         q.add(
             path, line_no, "blank_line", "blank line, it holds no record", _LINE_TODO, _excerpt(raw)
@@ -210,12 +281,35 @@ def _pick_trajectory(names: tuple[str, ...]) -> tuple[str | None, list[str]]:
 
 
 def _read(source: Source, path: str, q: QuarantineRows) -> bytes | None:
+    """A file parsed whole (within `limits.DOCUMENT_BYTES`), or None after quarantining it."""
     try:
-        return source.read_bytes(path)
+        return read_document(source, path)
     except SourceError as e:
-        q.add(path, None, "unreadable_file", e.message, "the file was skipped; repair the "
-              "archive and re-ingest", path)  # fmt: skip
+        _unreadable(path, e, q)
         return None
+
+
+def _unreadable(path: str, e: SourceError, q: QuarantineRows) -> None:
+    q.add(path, None, e.reason, e.message, "the file was skipped; repair the archive and "
+          "re-ingest", path)  # fmt: skip
+
+
+def read_trajectory(
+    source: Source, path: str, q: QuarantineRows, read: Callable[[Iterable[Any]], list[dict]]
+) -> tuple[list[dict], int] | None:
+    """`read` (a `read_steps` call) over the lines of the trajectory `path`, streamed; its
+    rows and the number of lines, or None when the file cannot be read (quarantined, and
+    nothing it yielded kept: a zip member whose CRC fails at its end is read as a whole)."""
+    mark = len(q.rows)
+    try:
+        with source.open(path) as stream:
+            lines = Counted(iter_lines(blocks(stream), limits.DOCUMENT_BYTES.value()))
+            rows = read(lines)
+    except SourceError as e:
+        del q.rows[mark:]
+        _unreadable(path, e, q)
+        return None
+    return rows, lines.n
 
 
 def _read_result(
@@ -249,7 +343,7 @@ def _is_number(raw: str) -> bool:
 
 
 def read_steps(
-    lines: list[bytes],
+    lines: Iterable[bytes | LongLine],
     *,
     path: str,
     task: TaskFolder,
@@ -261,7 +355,9 @@ def read_steps(
     calls: list[tuple[Any, int | None, int]] | None = None,
     actions: list[dict] | None = None,
 ) -> list[dict]:
-    """Trajectory lines (from `split_lines`) to STEPS rows, in file order; bad lines go to `q`.
+    """Trajectory lines (from `split_lines` or `lines.iter_lines`) to STEPS rows, in file order;
+    bad lines go to `q`, and so do the lines after the run's line budget is spent
+    (`limits.line_budget`: counted, not parsed).
 
     The keys step_num, action_timestamp, action, reward, done, info, screenshot_file, response
     and phase fill their columns; every other key, and a consumed key whose value has the
@@ -284,12 +380,22 @@ def read_steps(
     prefix = task.path + "/"
     domain = task.domain
     rows: list[dict] = []
-    if lines and lines[0].startswith(_BOM):
-        lines = [lines[0][3:], *lines[1:]]
-    for line_no, raw in enumerate(lines, 1):
+    budget = limits.line_budget()
+    take = budget.take
+    numbered = enumerate(lines, 1)
+    for line_no, raw in numbered:
+        long = type(raw) is LongLine
+        if not take(0 if long else len(raw)):  # the rest is counted, not parsed: one row
+            n = 1 + sum(1 for _ in numbered)
+            spent = budget.spent or limits.RUN_LINES
+            q.add(path, line_no, OVER_RUN_CAP, _over_cap(spent), _over_cap_todo(spent),
+                  _excerpt(raw.head if long else raw), n)  # fmt: skip
+            break
+        if line_no == 1 and not long and raw.startswith(_BOM):
+            raw = raw[3:]
         try:
             rec = loads(raw)
-        except (ValueError, RecursionError):
+        except (ValueError, RecursionError, TypeError):
             rec = _parse_slow(raw, path, line_no, q)
             if rec is _BAD:
                 continue
@@ -390,6 +496,20 @@ def read_steps(
     if not light:
         set_step_intervals(rows)
     return rows
+
+
+def _over_cap(cap: limits.Limit) -> str:
+    return (
+        f"the run's trajectory lines parsed so far reached the limit of {cap.value()} "
+        f"{cap.unit}s per run; this file's lines from here on are over it"
+    )
+
+
+def _over_cap_todo(cap: limits.Limit) -> str:
+    return (
+        f"they are counted, not read; set {cap.env} to a larger number and ingest again to "
+        "read them"
+    )
 
 
 def set_step_intervals(rows: list[dict]) -> None:
@@ -500,24 +620,28 @@ def _read_episode(
     traj_file = None
     traj_calls: list[tuple[Any, int | None, int]] = []
     actions: list[dict] = []
+    n_traj_q = 0
     if traj_name is not None:
         traj_file = base + traj_name
-        data = _read(source, traj_file, q)
-        if data is not None:
-            lines = split_lines(data)
-            n_lines = len(lines)  # == count_lines(data), without a second pass
-            n_before = len(q.rows)
-            steps = read_steps(
+        n_before = len(q.rows)
+
+        def read(lines: Iterable[Any]) -> list[dict]:
+            traj_calls.clear()
+            actions.clear()
+            return read_steps(
                 lines, path=traj_file, task=task, run_id=run_id, benchmark=benchmark,
                 task_id=task_id, q=q, light=not want_steps,
                 calls=traj_calls if want_steps else None,
                 actions=actions if want_steps else None,
             )  # fmt: skip
-            n_traj_q = len(q.rows) - n_before
+
+        got = read_trajectory(source, traj_file, q, read)
+        if got is not None:
+            steps, n_lines = got
+            n_traj_q = q.count(n_before)
         else:
-            n_traj_q = 0
-    else:
-        n_traj_q = 0
+            traj_calls.clear()
+            actions.clear()
     if "result.txt" in task.files:
         result_raw, score, status = _read_result(source, base + "result.txt", q)
     else:

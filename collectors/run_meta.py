@@ -16,7 +16,7 @@ import math
 from typing import Any, NamedTuple
 
 from deskscore.collectors.layout import RunFolder
-from deskscore.collectors.source import Source, SourceError
+from deskscore.collectors.source import Source, SourceError, read_document
 
 ACTION_SPACES = ("pyautogui", "computer_13", "claude_computer_use", "autoglm_computer_use")
 _INT32_MAX = 2**31 - 1
@@ -98,9 +98,9 @@ class _Q:
 
 def _read_text(source: Source, path: str, q: _Q) -> str | None:
     try:
-        data = source.read_bytes(path)
+        data = read_document(source, path)
     except SourceError as e:
-        q.add(path, "unreadable_file", f"{e.message}; the file was skipped", path)
+        q.add(path, e.reason, f"{e.message}; the file was skipped", path)
         return None
     return data.decode("utf-8", "replace")
 

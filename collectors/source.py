@@ -3,39 +3,88 @@
 Readers only ever list relative POSIX paths and read bytes, so the same code serves a local
 run folder, a published zip read in place (never unpacked), and remote storage. Anything that
 would step outside the source (absolute or `..` member names, symlinks pointing out) is not
-listed but reported in `problems`, as quarantine-shaped dicts.
+listed but reported in `problems`, as quarantine-shaped dicts; so is what cannot or should
+not be read: FIFOs, sockets and devices, names that are not UTF-8, zips inside the source,
+zip members `zipfile` cannot open (see `collectors.zip_repair`).
+
+Every file is opened only if it is a regular file (checked on the opened descriptor, see
+`collectors.files`) and not larger than `limits.FILE_BYTES`; `open()` streams it, so a reader
+of lines never holds a whole trajectory, and `read_document` reads what is parsed whole
+within `limits.DOCUMENT_BYTES`.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import zipfile
 from typing import Any, BinaryIO
 
+from deskscore.collectors import limits
+from deskscore.collectors.files import (
+    FileTooLarge,
+    NotRegularFile,
+    escaped,
+    kind_of,
+    open_regular,
+    storable,
+)
+from deskscore.collectors.zip_repair import open_tolerant
+
 _ZIP_HINT = "check it with `unzip -t`, re-download or re-create it, and ingest again"
 
-MAX_MEMBER_BYTES = 1 << 30
-"""Largest member a zip may unpack to: a run's biggest files (traj.jsonl, recordings) are far
-smaller, and a member declaring more is refused rather than inflated into memory."""
+MAX_MEMBER_BYTES = limits.FILE_BYTES.default
+"""Largest member a zip may unpack to by default (`limits.FILE_BYTES` is the one in force):
+a run's biggest files (traj.jsonl, recordings) are far smaller, and a member declaring more
+is refused rather than inflated."""
 MAX_MEMBER_RATIO = 200
 """Largest compression ratio for members over `_RATIO_FLOOR` bytes: screenshots are PNG
 (already compressed) and JSON lines shrink ~10x; a 1000x member is a zip bomb."""
 _RATIO_FLOOR = 16 << 20
+_BLOCK = 1 << 20
+
+
+UNREADABLE = "unreadable_file"
+TOO_LARGE = "too_large"
+SPECIAL_FILE = "special_file"
+UNDECODABLE_NAME = "undecodable_name"
+NESTED_ARCHIVE = "nested_archive"
 
 
 class SourceError(Exception):
-    """A source, or one file in it, cannot be read; the message says what to do."""
+    """A source, or one file in it, cannot be read; the message says what to do, `reason`
+    is the quarantine reason of the file (unreadable_file, too_large, special_file)."""
 
-    def __init__(self, uri: str, message: str, location: str | None = None) -> None:
+    def __init__(
+        self, uri: str, message: str, location: str | None = None, reason: str = UNREADABLE
+    ) -> None:
         super().__init__(f"{uri}: {message}")
         self.uri = uri
         self.message = message
         self.location = location
+        self.reason = reason
 
 
 def _problem(location: str, reason: str, message: str) -> dict[str, Any]:
     return {"location": location, "reason": reason, "message": message, "excerpt": location[:200]}
+
+
+def _nested(uri: str, name: str) -> dict[str, Any] | None:
+    """The problem of a zip inside the source, which is listed but never opened."""
+    if not name.lower().endswith(".zip"):
+        return None
+    return _problem(
+        name,
+        NESTED_ARCHIVE,
+        f"{uri}!{name}: an archive inside the source is not opened; ingest it as a source of "
+        "its own (unzip it, or name it: deskscore ingest PATH/*.zip)",
+    )
+
+
+def _too_large(uri: str, path: str, size: int | str, cap: int | None = None) -> SourceError:
+    what = limits.FILE_BYTES.exceeded(f"{path} holds {size} bytes", cap)
+    return SourceError(uri, what, path, TOO_LARGE)
 
 
 def _unsafe_reason(name: str) -> str | None:
@@ -67,6 +116,11 @@ class Source:
 
     def read_bytes(self, path: str) -> bytes:
         raise NotImplementedError
+
+    def open(self, path: str) -> BinaryIO:
+        """A stream of the file's bytes (errors while reading raise SourceError); sources
+        that cannot stream hand over the bytes read whole."""
+        return io.BytesIO(self.read_bytes(path))
 
     def size(self, path: str) -> int:
         raise NotImplementedError
@@ -128,6 +182,17 @@ class DirSource(Source):
                 continue
             for e in entries:
                 child = f"{rel}/{e.name}" if rel else e.name
+                if not storable(e.name):
+                    shown = escaped(child)
+                    self.problems.append(
+                        _problem(
+                            shown,
+                            UNDECODABLE_NAME,
+                            f"{self.uri}!{shown}: the name is not valid UTF-8 (shown escaped); "
+                            "it was not read: rename it and ingest again",
+                        )
+                    )
+                    continue
                 if e.is_symlink():
                     real = os.path.realpath(e.path)
                     if not self._inside(e.path):
@@ -144,13 +209,36 @@ class DirSource(Source):
                         continue  # a link to a folder inside: its files are listed there
                     if os.path.isfile(real):
                         out.append(child)
+                    else:
+                        try:
+                            self._special(child, os.stat(real).st_mode)
+                        except OSError:
+                            continue  # a dangling link: nothing to read
                     continue
                 if e.is_dir(follow_symlinks=False):
                     stack.append(child)
                 elif e.is_file(follow_symlinks=False):
                     out.append(child)
+                else:
+                    try:
+                        self._special(child, e.stat(follow_symlinks=False).st_mode)
+                    except OSError:
+                        continue  # gone since it was listed
         out.sort()
+        for name in out:
+            nested = _nested(self.uri, name)
+            if nested:
+                self.problems.append(nested)
         return out
+
+    def _special(self, child: str, mode: int) -> None:
+        self.problems.append(
+            _problem(
+                child,
+                SPECIAL_FILE,
+                f"{self.uri}!{child}: {kind_of(mode)}, not a regular file; it was not read",
+            )
+        )
 
     def files(self) -> list[str]:
         if self._files is None:
@@ -169,12 +257,21 @@ class DirSource(Source):
             raise SourceError(self.uri, f"refusing to read {path!r}: not a path inside the source")
         return full
 
-    def read_bytes(self, path: str) -> bytes:
+    def open(self, path: str) -> BinaryIO:
+        """The file, opened only if it is a regular file within `limits.FILE_BYTES`."""
+        cap = limits.FILE_BYTES.value()
         try:
-            with open(self._full(path), "rb") as f:
-                return f.read()
+            return _Capped(open_regular(self._full(path), cap), cap, self.uri, path)
+        except FileTooLarge as e:
+            raise _too_large(self.uri, path, e.size, cap) from None
+        except NotRegularFile as e:
+            raise SourceError(self.uri, f"{e}; it was not read", path, SPECIAL_FILE) from None
         except OSError as e:
             raise SourceError(self.uri, f"cannot read {path}: {e}", path) from e
+
+    def read_bytes(self, path: str) -> bytes:
+        with self.open(path) as f:
+            return f.read()
 
     def size(self, path: str) -> int:
         try:
@@ -197,17 +294,40 @@ class ZipSource(Source):
     ) -> None:
         self.uri = uri if fileobj is not None else os.path.abspath(uri)
         self.problems = []
+        self._max_member = min(max_member_bytes, limits.FILE_BYTES.value())
+        if fileobj is None:
+            try:
+                fileobj = open_regular(self.uri)
+            except OSError as e:
+                raise SourceError(self.uri, f"cannot open the archive ({e})") from e
         self._fileobj = fileobj
-        self._max_member = max_member_bytes
         try:
-            self._zip = zipfile.ZipFile(fileobj if fileobj is not None else self.uri)
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError) as e:
-            if fileobj is not None:
-                fileobj.close()
+            self._zip, bad = open_tolerant(fileobj)
+        except (
+            zipfile.BadZipFile,
+            zipfile.LargeZipFile,
+            OSError,
+            EOFError,
+            ValueError,
+            NotImplementedError,
+        ) as e:
+            fileobj.close()
             raise SourceError(self.uri, f"not a readable zip archive ({e}); {_ZIP_HINT}") from e
+        left_out = {b.index: b for b in bad}
         self._members: dict[str, zipfile.ZipInfo] = {}
-        for info in self._zip.infolist():
+        for index, info in enumerate(self._zip.infolist()):
             name = info.filename
+            if index in left_out:
+                b = left_out[index]
+                self.problems.append(
+                    _problem(
+                        b.name,
+                        b.reason,
+                        f"{self.uri}!{b.name}: {b.what}; the member was not read (the others "
+                        "were); re-create the archive",
+                    )
+                )
+                continue
             if info.is_dir() or _is_macos_metadata(name):
                 continue
             reason = _unsafe_reason(name)
@@ -234,6 +354,10 @@ class ZipSource(Source):
                 )
             self._members[name] = info
         self._files = sorted(self._members)
+        for name in self._files:
+            nested = _nested(self.uri, name)
+            if nested:
+                self.problems.append(nested)
 
     def files(self) -> list[str]:
         return list(self._files)
@@ -249,29 +373,32 @@ class ZipSource(Source):
         size, packed = info.file_size, max(info.compress_size, 1)
         why = None
         if size > self._max_member:
-            why = f"declares {size} bytes unpacked, over the {self._max_member}-byte limit"
-        elif size > _RATIO_FLOOR and size > MAX_MEMBER_RATIO * packed:
+            raise _too_large(self.uri, path, size, self._max_member)
+        if size > _RATIO_FLOOR and size > MAX_MEMBER_RATIO * packed:
             why = f"inflates {size // packed}x ({packed} -> {size} bytes): a zip bomb"
-        if why:
             raise SourceError(
                 self.uri, f"member {path} {why}; it was not read (re-create the archive)", path
             )
 
-    def read_bytes(self, path: str) -> bytes:
+    def open(self, path: str) -> BinaryIO:
+        """The member, decompressed as it is read; what goes wrong while reading (bad CRC,
+        encryption, unknown compression, a size that lied) raises SourceError."""
         info = self._info(path)
         self._refuse_bomb(path, info)
         try:
-            with self._zip.open(info) as member:
-                data = member.read(self._max_member + 1)
-            if len(data) > self._max_member:  # a header that lied about the size
-                raise ValueError(f"unpacks to more than {self._max_member} bytes")
-            return data
-        except Exception as e:  # bad CRC, encryption, unknown compression, truncated data
-            raise SourceError(
-                self.uri,
-                f"member {path} cannot be read ({type(e).__name__}: {e}); {_ZIP_HINT}",
-                path,
-            ) from e
+            member = self._zip.open(info)
+        except Exception as e:  # encryption, unknown compression, a bad local header
+            raise self._unreadable(path, e) from e
+        return _Capped(member, self._max_member, self.uri, path, self._unreadable)
+
+    def _unreadable(self, path: str, e: Exception) -> SourceError:
+        return SourceError(
+            self.uri, f"member {path} cannot be read ({type(e).__name__}: {e}); {_ZIP_HINT}", path
+        )
+
+    def read_bytes(self, path: str) -> bytes:
+        with self.open(path) as member:
+            return member.read()
 
     def size(self, path: str) -> int:
         return self._info(path).file_size
@@ -310,6 +437,17 @@ class FsspecSource(Source):
             rel = full[len(prefix) :] if prefix and full.startswith(prefix) else full.lstrip("/")
             if not rel:
                 continue
+            if not storable(rel):
+                shown = escaped(rel)
+                self.problems.append(
+                    _problem(
+                        shown,
+                        UNDECODABLE_NAME,
+                        f"{uri}!{shown}: the name is not valid "
+                        "UTF-8 (shown escaped); it was not read: rename it",
+                    )
+                )
+                continue
             reason = _unsafe_reason(rel)
             if reason:
                 self.problems.append(
@@ -318,28 +456,105 @@ class FsspecSource(Source):
                 continue
             self._sizes[rel] = int(info.get("size") or 0)
         self._files = sorted(self._sizes)
+        for name in self._files:
+            nested = _nested(uri, name)
+            if nested:
+                self.problems.append(nested)
         if not self._files and not self._fs.isdir(root):
             raise SourceError(uri, "nothing found at this URL; check the path")
 
     def files(self) -> list[str]:
         return list(self._files)
 
-    def read_bytes(self, path: str) -> bytes:
+    def open(self, path: str) -> BinaryIO:
         if path not in self._sizes:
             raise SourceError(self.uri, f"no file {path!r} in the source", path)
+        cap = limits.FILE_BYTES.value()
+        if self._sizes[path] > cap:
+            raise _too_large(self.uri, path, self._sizes[path], cap)
         full = f"{self._root}/{path}" if self._root else path
         try:
-            return self._fs.cat_file(full)
+            stream = self._fs.open(full, "rb")
         except Exception as e:
-            raise SourceError(
-                self.uri, f"cannot read {path} ({type(e).__name__}: {e})", path
-            ) from e
+            raise self._unreadable(path, e) from e
+        return _Capped(stream, cap, self.uri, path, self._unreadable)
+
+    def _unreadable(self, path: str, e: Exception) -> SourceError:
+        return SourceError(self.uri, f"cannot read {path} ({type(e).__name__}: {e})", path)
+
+    def read_bytes(self, path: str) -> bytes:
+        with self.open(path) as f:
+            return f.read()
 
     def size(self, path: str) -> int:
         try:
             return self._sizes[path]
         except KeyError:
             raise SourceError(self.uri, f"no file {path!r} in the source", path) from None
+
+
+class _Capped(io.RawIOBase):
+    """A stream that raises SourceError instead of reading past `cap` bytes (a zip header or
+    a listing that lied about the size, a file growing while read) and for any error of the
+    stream beneath (bad CRC, truncated data, a lost connection)."""
+
+    def __init__(self, inner: Any, cap: int, uri: str, path: str, unreadable: Any = None) -> None:
+        super().__init__()
+        self._inner, self._cap, self._uri, self._path = inner, cap, uri, path
+        self._unreadable = unreadable
+        self._read = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0:  # to the end, a block at a time (never one huge buffer)
+            chunks = []
+            while data := self.read(_BLOCK):
+                chunks.append(data)
+            return b"".join(chunks)
+        try:
+            data = self._inner.read(min(size, self._cap + 1 - self._read))
+        except Exception as e:
+            if self._unreadable is None:
+                raise SourceError(self._uri, f"cannot read {self._path}: {e}", self._path) from e
+            raise self._unreadable(self._path, e) from e
+        self._read += len(data)
+        if self._read > self._cap:
+            raise _too_large(self._uri, self._path, f"more than {self._cap}", self._cap)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._inner.close()
+        super().close()
+
+
+def read_document(source: Source, path: str) -> bytes:
+    """The bytes of a file that is parsed whole (JSON, CSV, text): SourceError (reason
+    too_large) beyond `limits.DOCUMENT_BYTES`, checked on the listed size before reading."""
+    cap = limits.DOCUMENT_BYTES.value()
+    try:
+        size = source.size(path)
+    except (SourceError, NotImplementedError):
+        size = None
+    if size is not None and size > cap:
+        raise SourceError(
+            source.uri, limits.DOCUMENT_BYTES.exceeded(f"{path} holds {size} bytes"), path,
+            TOO_LARGE,
+        )  # fmt: skip
+    data = source.read_bytes(path)
+    if len(data) > cap:
+        raise SourceError(
+            source.uri, limits.DOCUMENT_BYTES.exceeded(f"{path} holds {len(data)} bytes"), path,
+            TOO_LARGE,
+        )  # fmt: skip
+    return data
 
 
 def _is_url(uri: str) -> bool:
@@ -354,6 +569,8 @@ def open_source(uri: str) -> Source:
     zipfile, so only the central directory and the members asked for are fetched.
     """
     uri = os.fspath(uri)
+    if not storable(uri):
+        raise SourceError(escaped(uri), _UNDECODABLE_SOURCE, reason=UNDECODABLE_NAME)
     if _is_url(uri):
         if uri.lower().rstrip("/").endswith(".zip"):
             import fsspec
@@ -370,4 +587,40 @@ def open_source(uri: str) -> Source:
         return DirSource(uri)
     if os.path.isfile(uri):
         return ZipSource(uri)
+    if os.path.exists(uri):
+        raise SourceError(
+            os.path.abspath(uri),
+            f"is {kind_of(os.stat(uri).st_mode)}: give a run folder, a .zip or a URL",
+            reason=SPECIAL_FILE,
+        )
+    if _names_undecodable(os.path.abspath(uri)):
+        raise SourceError(os.path.abspath(uri), _UNDECODABLE_SOURCE, reason=UNDECODABLE_NAME)
     raise SourceError(os.path.abspath(uri), "no such folder or file; check the path")
+
+
+_UNDECODABLE_SOURCE = (
+    "its name is not valid UTF-8 (shown here escaped) and cannot be stored; rename it (e.g. "
+    "with `convmv` or `mv`) and ingest it again"
+)
+
+
+def _names_undecodable(path: str) -> bool:
+    """Whether `path` is the escaped form (`files.escaped`) of a path that exists: how a
+    source whose name is not UTF-8 reaches here once listed (`archives.expand_sources`)."""
+    if "\\x" not in path:
+        return False
+    real = os.sep
+    for part in path.strip(os.sep).split(os.sep):
+        here = os.path.join(real, part)
+        if os.path.lexists(here):
+            real = here
+            continue
+        try:
+            names = os.listdir(real)
+        except OSError:
+            return False
+        match = next((n for n in names if not storable(n) and escaped(n) == part), None)
+        if match is None:
+            return False
+        real = os.path.join(real, match)
+    return real != os.sep and os.path.lexists(real)

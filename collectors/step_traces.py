@@ -73,7 +73,7 @@ from deskscore.collectors.osworld import (
     summarise,
 )
 from deskscore.collectors.run_meta import RunMeta, read_run_meta
-from deskscore.collectors.source import Source, SourceError
+from deskscore.collectors.source import Source, SourceError, read_document
 
 RESULTS_CSV = "results.csv"
 TRACE_GLOB = "step_*_trace.json"
@@ -302,9 +302,9 @@ def read_trace_run_meta(source: Source, run: RunFolder, *, run_id: str, benchmar
         if not source.exists(path):
             continue
         try:
-            data = source.read_bytes(path)
+            data = read_document(source, path)
         except SourceError as e:
-            q.add(path, None, "unreadable_file", e.message, "no task gets a result from it; "
+            q.add(path, None, e.reason, e.message, "no task gets a result from it; "
                   "repair the archive and re-ingest", path)  # fmt: skip
             continue
         found_csv = True
@@ -395,9 +395,9 @@ def trace_record(obj: dict, step: int, files: set[str]) -> dict:
 def _load_trace(source: Source, path: str, q: QuarantineRows) -> tuple[dict | None, str | None]:
     """The step object of a trace file, or None after quarantining it."""
     try:
-        data = source.read_bytes(path)
+        data = read_document(source, path)
     except SourceError as e:
-        q.add(path, None, "unreadable_file", e.message, _FILE_TODO, path)
+        q.add(path, None, e.reason, e.message, _FILE_TODO, path)
         return None, None
     try:
         text = data.decode("utf-8-sig")
@@ -461,7 +461,7 @@ def read_trace_episode(
             instruction = found if isinstance(found, str) else None
         records.append(dumps_json(trace_record(obj, n, files)).encode("utf-8", "surrogatepass"))
         positions.append(pos)
-    n_bad = len(q.rows)
+    n_bad = q.count()
     calls: list[tuple[Any, int | None, int]] = []
     steps = read_steps(records, path=pattern, task=folder, run_id=run_id, benchmark=benchmark,
                        task_id=task_id, q=q, calls=calls)  # fmt: skip
@@ -530,7 +530,7 @@ def recount_problems(
         if not source.exists(path):
             continue
         try:
-            records = csv_records(source.read_bytes(path))
+            records = csv_records(read_document(source, path))
         except SourceError:
             continue
         if records is None:
@@ -549,7 +549,7 @@ def recount_problems(
             and "/" not in e["task_path"][len(prefix) :]
         )
         unused = sum(
-            1
+            r.get("n_lines") or 1  # a row may stand for several consecutive lines
             for r in quarantine
             if r["location"] == path
             and r["line_no"] is not None

@@ -23,7 +23,7 @@ from deskscore.collectors.osworld import (
     scrub_surrogates,
     summarise,
 )
-from deskscore.collectors.source import Source, SourceError
+from deskscore.collectors.source import Source, SourceError, read_document
 from deskscore.collectors.timestamps import parse_action_timestamp
 
 _ACTION_KEYS = ("action", "actions", "action_text", "code", "command", "prediction", "pyautogui")
@@ -51,9 +51,9 @@ def _find(element: Any, keys: tuple[str, ...]) -> Any:
 
 def _load(source: Source, path: str, q: QuarantineRows) -> tuple[bool, Any]:
     try:
-        data = source.read_bytes(path)
+        data = read_document(source, path)
     except SourceError as e:
-        q.add(path, None, "unreadable_file", e.message, "repair the archive and re-ingest", path)
+        q.add(path, None, e.reason, e.message, "repair the archive and re-ingest", path)
         return False, None
     try:
         text = data.decode("utf-8")

@@ -641,11 +641,32 @@ QUARANTINE = _t(
     BENCHMARK,
     Field("source", "string", "The source as given to ingest.", True),
     Field("location", "string", "File path inside the source.", True),
-    Field("line_no", "int32", "1-based line number, for line-oriented files."),
+    Field(
+        "line_no",
+        "int32",
+        "1-based line number, for line-oriented files: the first line of the run of lines the "
+        "row stands for.",
+    ),
+    Field(
+        "line_end",
+        "int32",
+        "Last line the row stands for: consecutive lines of one file quarantined for the same "
+        "reason are stored as one row, from line_no to line_end (equal for a single line). Null "
+        "when line_no is.",
+    ),
+    Field(
+        "n_lines",
+        "int32",
+        "How many lines the row stands for (line_end - line_no + 1), so quarantined lines are "
+        "counted by summing it, not by counting rows. Null for rows not about lines (a file, a "
+        "source), and in rows written before it existed, which stand for one line each.",
+    ),
     Field(
         "reason",
         "string",
-        "Short machine-readable reason: invalid_json, blank_line, not_an_object, not_utf8, unparseable_result, ...",
+        "Short machine-readable reason: invalid_json, blank_line, not_an_object, not_utf8, "
+        "unparseable_result, line_too_long, over_run_cap, too_large, special_file, "
+        "undecodable_name, nested_archive, ...",
         True,
     ),
     Field("message", "string", "What happened and what to do, for people.", True),

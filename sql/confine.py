@@ -77,7 +77,12 @@ def confined_connect(
     for name in TABLES:
         files = listed[name]
         if files:
-            con.register(f"raw_{name}", _dataset(files))
+            con.register(f"files_{name}", _dataset(files))
+            # by name with the typed empty relation: a column no file has yet reads as null
+            con.execute(
+                f"CREATE OR REPLACE TEMP VIEW raw_{name} AS SELECT * FROM files_{name} "
+                f"UNION ALL BY NAME {empty_relation(name)}"
+            )
         else:
             con.execute(f"CREATE OR REPLACE TEMP VIEW raw_{name} AS {empty_relation(name)}")
     define_layers(con)

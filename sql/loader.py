@@ -1,8 +1,9 @@
 """Apply the SQL files to a DuckDB connection over a warehouse folder.
 
 `raw_<table>` reads the table's Parquet files (union_by_name, so a column that only newer
-files have is kept, not silently dropped); a table with no files yet gets a typed empty
-relation, so every view exists and every query works on a fresh warehouse. Then come the
+files have is kept, not silently dropped, and one that no file has yet reads as null); a
+table with no files yet gets a typed empty relation, so every view exists and every query
+works on a fresh warehouse. Then come the
 layers, in order: staging (one view per table: rename and cast only), intermediate (shared
 building blocks) and marts (what users query).
 
@@ -172,8 +173,10 @@ def _raw_relation(name: str, files: list[Path]) -> str:
     """The table's rows: its files, each named literally, or a typed empty relation."""
     if files:
         listed = "[" + ", ".join(_quote(glob_literal(p)) for p in files) + "]"
+        # by name with the typed empty relation: a column no file has yet reads as null
         return (
             f"SELECT * FROM read_parquet({listed}, union_by_name = true, hive_partitioning = false)"
+            f" UNION ALL BY NAME {empty_relation(name)}"
         )
     return empty_relation(name)
 

@@ -517,3 +517,70 @@ def test_control_characters_in_names_are_printed_escaped(
     p = run_score(["--result-path", missing], cwd=human_dirs["verified"])
     assert p.returncode == 2
     shown_escaped(p.stdout + p.stderr)
+
+
+# ---- hostile folders: runs of bad lines, FIFOs, folders that cannot be listed --------------
+
+
+def test_consecutive_blank_lines_get_a_note_each_as_before_then_a_count(tmp_path, human_dirs):
+    human = human_in_listdir_order(human_dirs["verified"])
+    domain, task_id, _, _ = human[0]
+    lines = [b"\n"] * 5 + [_line(random.Random(1), 1, "DONE")]
+    run = write_run(tmp_path / "run", [Folder(domain, task_id, lines, "1\n")])
+    p = run_score(["--result-path", str(run), "--human-version", "verified"], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    notes = [ln for ln in p.stdout.splitlines() if ln.startswith("NOTE: ")]
+    where = f"NOTE: {run}/{domain}/{task_id}/traj.jsonl:"
+    assert notes[:4] == [
+        *(
+            f"{where} line {n} is blank; the original stops here (JSONDecodeError); counted as a "
+            "step, as the original counts lines"
+            for n in (1, 2, 3)
+        ),
+        f"{where} 2 more such lines, counted as a step, as the original counts lines",
+    ]
+
+
+def test_a_fifo_named_traj_jsonl_is_noted_instead_of_waited_on(tmp_path, human_dirs):
+    human = human_in_listdir_order(human_dirs["verified"])
+    (d1, t1, _, _), (d2, t2, _, _) = human[0], human[1]
+    good = [_line(random.Random(2), 1, "DONE")]
+    run = write_run(tmp_path / "run", [Folder(d1, t1, None, "1\n"), Folder(d2, t2, good, "1\n")])
+    fifo = run / d1 / t1 / "traj.jsonl"
+    os.mkfifo(fifo)
+    try:
+        p = run_score(["--result-path", str(run), "--human-version", "verified"], cwd=tmp_path)
+    except subprocess.TimeoutExpired:
+        pytest.fail("score.py blocked on a FIFO named traj.jsonl")
+    assert p.returncode == 0, p.stderr
+    [note] = [ln for ln in p.stdout.splitlines() if "traj.jsonl could not be read" in ln]
+    assert f"{run}/{d1}/{t1}/traj.jsonl" in note and "FIFO" in note
+    assert "Found 2 trajectories." in p.stdout
+
+
+def test_a_folder_that_cannot_be_listed_is_a_one_line_error(
+    tmp_path, human_dirs, monkeypatch, capsys
+):
+    import importlib.util
+
+    human = human_in_listdir_order(human_dirs["verified"])
+    domain, task_id, _, _ = human[0]
+    run = write_run(tmp_path / "run", [Folder(domain, task_id, [b"{}\n"], "1\n")])
+    locked = str(run / domain)
+    listdir = os.listdir
+
+    def refuse(path="."):
+        if os.fspath(path) == locked:
+            raise PermissionError(13, "Permission denied", locked)
+        return listdir(path)
+
+    spec = importlib.util.spec_from_file_location("score_under_test", SCORE_PY)
+    score = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(score)
+    monkeypatch.setattr(os, "listdir", refuse)  # root reads any folder: the refusal is staged
+    with pytest.raises(SystemExit) as stop:
+        score.main(["--result-path", str(run), "--human-version", "verified"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: cannot list the folder {locked} ")
+    assert "Permission denied" in err and "Traceback" not in err

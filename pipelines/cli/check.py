@@ -111,7 +111,7 @@ def _source_counts(
     (moved, offline)."""
     from deskscore.collectors.formats import get
     from deskscore.collectors.layout import discover_source
-    from deskscore.collectors.osworld import count_lines
+    from deskscore.collectors.lines import count_stream_lines
     from deskscore.collectors.source import SourceError, open_source
     from deskscore.collectors.trials import run_identity
 
@@ -133,7 +133,8 @@ def _source_counts(
                 if name.endswith(".jsonl"):
                     path = f"{task.path}/{name}"
                     try:
-                        lines[path] = count_lines(src.read_bytes(path))
+                        with src.open(path) as stream:  # streamed: never held whole
+                            lines[path] = count_stream_lines(stream)
                     except SourceError:
                         continue
         return lines, len(runs[0].tasks)
@@ -162,16 +163,18 @@ def _format_recount(
         return recount(src, runs[0], episodes, quarantine), len(runs[0].tasks)
 
 
-def _trajectory_rows(run_id: str, traj: str, lines: Counter, located: dict[str, list[str]]) -> int:
-    """Quarantine rows of an episode's trajectory: its file's line rows or, when the
-    trajectory is several files of one folder named by a pattern (step_*_trace.json), the
-    rows at any file the pattern matches."""
+def _trajectory_rows(
+    run_id: str, traj: str, lines: Counter, located: dict[str, list[tuple[str, int]]]
+) -> int:
+    """Quarantined lines of an episode's trajectory: the lines its file's line rows stand for
+    or, when the trajectory is several files of one folder named by a pattern
+    (step_*_trace.json), the items quarantined at any file the pattern matches."""
     folder, _, name = traj.rpartition("/")
     if not any(c in name for c in "*?["):
         return lines[(run_id, traj)]
     return sum(
-        1
-        for loc in located.get(run_id, ())
+        n
+        for loc, n in located.get(run_id, ())
         if loc.rpartition("/")[0] == folder and fnmatchcase(loc.rpartition("/")[2], name)
     )
 
@@ -269,11 +272,16 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
             problems.append(f"{name}: {n} row(s) of run {key[0]} task {key[1]}/{key[2]} "
                             "have no episode; re-ingest that run")  # fmt: skip
 
-    q_rows = wh.read("quarantine", columns=["run_id", "location", "line_no", "reason"]).to_pylist()
-    quarantined = Counter((q["run_id"], q["location"]) for q in q_rows if q["line_no"] is not None)
-    located: dict[str, list[str]] = {}
+    q_rows = wh.read(
+        "quarantine", columns=["run_id", "location", "line_no", "n_lines", "reason"]
+    ).to_pylist()
+    quarantined: Counter = Counter()  # lines, not rows: a row may stand for a run of lines
+    located: dict[str, list[tuple[str, int]]] = {}
     for q in q_rows:
-        located.setdefault(q["run_id"], []).append(q["location"])
+        items = q["n_lines"] or 1
+        if q["line_no"] is not None:
+            quarantined[(q["run_id"], q["location"])] += items
+        located.setdefault(q["run_id"], []).append((q["location"], items))
     per_run = Counter(e["run_id"] for e in episodes)
     n_lines = 0
     for e in episodes:
@@ -290,7 +298,7 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
         held_q = _trajectory_rows(e["run_id"], e["traj_file"], quarantined, located)
         if held_q != e["n_quarantined"]:
             problems.append(
-                f"quarantine: {e['traj_file']}: {held_q} line row(s), but the episode counts "
+                f"quarantine: {e['traj_file']}: {held_q} line(s) in rows, but the episode counts "
                 f"{e['n_quarantined']}; re-ingest run {e['run_id']}"
             )
     facts.append(f"{len(episodes)} episode(s), {n_lines} trajectory line(s) accounted for")

@@ -83,7 +83,8 @@ def reconciliation(
         """
     )
     reasons = con.sql(
-        "SELECT reason, count(*) AS items FROM ingested_quarantine GROUP BY reason ORDER BY items DESC, reason"
+        "SELECT reason, sum(coalesce(n_lines, 1))::BIGINT AS items FROM ingested_quarantine "
+        "GROUP BY reason ORDER BY items DESC, reason"
     )
     first = con.sql(
         f"""
@@ -104,7 +105,7 @@ def reconciliation(
     lines.append("quarantined by reason:" if reason_rows else "quarantined by reason: none")
     if reason_rows:
         lines.append(render(["reason", "items"], reason_rows))
-        total = sum(n for _, n in reason_rows)
+        (total,) = con.sql("SELECT count(*) FROM ingested_quarantine").fetchone()  # rows
         lines.append(
             f"first {len(first)} of {total} (all are in the quarantine table):"
             if total > len(first)

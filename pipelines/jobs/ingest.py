@@ -47,7 +47,8 @@ class IngestResult:
     steps: int = 0
     traj_lines: int = 0
     quarantined: int = 0
-    """Quarantine rows of the sources read (their runs' and their own)."""
+    """Items quarantined from the sources read (their runs' and their own): each line of a row
+    of consecutive lines, one for any other row."""
     llm_calls: int = 0
     compacted: int = 0
     """Small files folded into packs after the run."""
@@ -152,12 +153,14 @@ def _figures(wh: Any, run_ids: set[str], source_ids: set[str]) -> dict[str, int]
         return table.filter(pc.is_in(table.column("run_id"), value_set=ids_array))
 
     episodes = rows("episodes", ["run_id", "n_lines"], run_ids)
+    held = rows("quarantine", ["run_id", "n_lines"], run_ids | source_ids)
     return {
         "episodes": episodes.num_rows,
         "traj_lines": int(pc.sum(episodes.column("n_lines")).as_py() or 0),
         "steps": rows("steps", ["run_id"], run_ids).num_rows,
         "llm_calls": rows("llm_calls", ["run_id"], run_ids).num_rows,
-        "quarantined": rows("quarantine", ["run_id"], run_ids | source_ids).num_rows,
+        # a row of consecutive quarantined lines counts each line
+        "quarantined": int(pc.sum(pc.fill_null(held.column("n_lines"), 1)).as_py() or 0),
     }
 
 

@@ -4,7 +4,7 @@ A run is the unit of work: its reader lists the source once per worker (a zip's 
 directory is parsed once, not once per task), reads only the members the tables need
 (`traj.jsonl`, `result.txt`, `args.json`, usage files; screenshots are listed, never
 decompressed) and keeps one run's rows at a time, so memory follows the largest run, not
-the size of the release.
+the size of the release; the caps of `collectors.limits` bound the largest run.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from deskscore.pipelines.stages.elements import RunWork
 
-INGEST_VERSION = 1
+INGEST_VERSION = 2
 """Bumped whenever a reader's rows for the same bytes change: part of every run's content
 hash, so runs ingested by older readers are redone, never kept as 'unchanged'."""
 
@@ -34,6 +34,7 @@ class RunRead(NamedTuple):
 def read_run(source: Any, run: Any, work: RunWork) -> RunRead:
     """Read the run `run` (a collectors.layout.RunFolder of `source`) completely, with the
     readers of its format."""
+    from deskscore.collectors import limits
     from deskscore.collectors.archives import DigestingSource
     from deskscore.collectors.formats import get
     from deskscore.collectors.trials import shares_root
@@ -45,9 +46,10 @@ def read_run(source: Any, run: Any, work: RunWork) -> RunRead:
     meta = fmt.read_run_meta(digesting, run, run_id=key.run_id, benchmark=key.benchmark)
     # a summary at a root the trials share cannot say which trial it scored
     reported = {} if shares_root(run) else meta.reported
-    episodes = fmt.episodes(
-        digesting, run, run_id=key.run_id, benchmark=key.benchmark, reported=reported
-    )
+    with limits.run_budget():  # one cap on the trajectory lines parsed in the whole run
+        episodes = fmt.episodes(
+            digesting, run, run_id=key.run_id, benchmark=key.benchmark, reported=reported
+        )
     episodes.sort(key=lambda o: tuple(o.read.episode[k] for k in _EPISODE_KEY))
     row = dict(meta.run)
     row["source_stamp"] = work.source_stamp

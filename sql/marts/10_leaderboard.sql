@@ -40,7 +40,8 @@ episode_facts AS (
     GROUP BY run_id
 ),
 quarantined AS (
-    SELECT run_id, count(*) AS n_quarantined
+    -- items quarantined: a row of consecutive lines counts each of its lines
+    SELECT run_id, sum(coalesce(n_lines, 1)) AS n_quarantined
     FROM quarantine
     GROUP BY run_id
 ),

@@ -107,12 +107,13 @@ def _check_accounting(reads: list, traj: bytes) -> None:
         q for q in read.quarantine if q["line_no"] is not None and q["location"] == ep["traj_file"]
     ]
     assert len(read.steps) + ep["n_quarantined"] == ep["n_lines"]
-    assert len(line_rows) == ep["n_quarantined"]
+    assert sum(q["n_lines"] for q in line_rows) == ep["n_quarantined"]
     step_lines = {s["line_no"] for s in read.steps}
     for q in line_rows:
         assert q["location"].endswith(f"{TASK}/traj.jsonl")
         assert f"traj.jsonl:{q['line_no']}" in q["message"]
-        assert q["line_no"] not in step_lines
+        assert q["line_end"] - q["line_no"] + 1 == q["n_lines"]
+        assert not step_lines & set(range(q["line_no"], q["line_end"] + 1))
         assert len(q["excerpt"] or "") <= 200
 
 

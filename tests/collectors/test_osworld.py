@@ -494,3 +494,105 @@ def test_counting_without_steps_gives_the_same_episode_and_quarantine(tmp_path) 
             assert light.steps == []
             compared += 1
     assert compared == len(tasks) * len(load_profiles())
+
+
+# ---- bounded memory: caps, streamed lines, runs of lines in one quarantine row ---------------
+
+
+def _one_task_zip(tmp_path: Path, traj: bytes, result: bytes = b"1\n") -> str:
+    path = tmp_path / "run.zip"
+    path.write_bytes(
+        zip_of({f"os/{TASK}/traj.jsonl": traj, f"os/{TASK}/result.txt": result}, "run")
+    )
+    return str(path)
+
+
+def _line_rows(read: EpisodeRead) -> list[dict]:
+    return [q for q in read.quarantine if q["location"] == read.episode["traj_file"]]
+
+
+def test_consecutive_blank_lines_are_one_quarantine_row_with_their_range(tmp_path: Path) -> None:
+    step = rec(1, "20250101@120000", "DONE")
+    traj = b"\n" * 50_000 + step + b"\n" + b"\n\n\n" + b"not json\n" * 2
+    [read] = read_all(open_source(_one_task_zip(tmp_path, traj)))
+    conforms([read])
+    rows = [(q["reason"], q["line_no"], q["line_end"], q["n_lines"]) for q in _line_rows(read)]
+    assert rows == [
+        ("blank_line", 1, 50_000, 50_000),
+        ("blank_line", 50_002, 50_004, 3),
+        ("invalid_json", 50_005, 50_006, 2),
+    ]
+    ep = read.episode
+    assert ep["n_lines"] == count_lines(traj) == 50_006
+    assert len(read.steps) + ep["n_quarantined"] == ep["n_lines"]
+    assert "traj.jsonl:1-50000: 50000 consecutive lines" in _line_rows(read)[0]["message"]
+
+
+@pytest.mark.parametrize("cap", ["DESKSCORE_MAX_RUN_LINES", "DESKSCORE_MAX_RUN_BYTES"])
+def test_lines_after_the_runs_budget_are_counted_in_one_row(
+    tmp_path: Path, write_tree, monkeypatch, cap: str
+) -> None:
+    from deskscore.collectors import limits
+
+    line = rec(1, "20250101@120000", "pyautogui.click(1, 2)")
+    tree = {f"{RUN}/chrome/{t}/traj.jsonl": (line + b"\n") * 8 for t in (TASK, "0b" + TASK[2:])}
+    monkeypatch.setenv(cap, "10" if cap.endswith("LINES") else str(10 * len(line)))
+    with limits.run_budget():
+        reads = read_all(open_source(str(write_tree(tmp_path / "src", tree))))
+    conforms(reads)
+    assert [len(r.steps) for r in reads] == [8, 2]
+    [over] = _line_rows(reads[1])
+    assert (over["reason"], over["line_no"], over["line_end"], over["n_lines"]) == (
+        "over_run_cap",
+        3,
+        8,
+        6,
+    )
+    assert cap in over["message"]
+    for r in reads:
+        assert r.episode["n_lines"] == 8
+        assert len(r.steps) + r.episode["n_quarantined"] == 8
+
+
+def test_a_line_over_the_document_cap_is_quarantined_with_its_length(
+    tmp_path: Path, monkeypatch
+) -> None:
+    huge = b'{"action": "' + b"x" * 5000 + b'"}'
+    traj = (
+        rec(1, "20250101@120000", "WAIT") + b"\n" + huge + b"\n" + rec(2, "20250101@120001", "DONE")
+    )
+    monkeypatch.setenv("DESKSCORE_MAX_DOCUMENT_BYTES", "1000")
+    [read] = read_all(open_source(_one_task_zip(tmp_path, traj)))
+    conforms([read])
+    assert [s["line_no"] for s in read.steps] == [1, 3]
+    [row] = _line_rows(read)
+    assert (row["reason"], row["line_no"], row["n_lines"]) == ("line_too_long", 2, 1)
+    assert (
+        f"{len(huge)} bytes" in row["message"] and "DESKSCORE_MAX_DOCUMENT_BYTES" in row["message"]
+    )
+    assert row["excerpt"].startswith('{"action": "xxx') and len(row["excerpt"]) <= 200
+
+
+def test_a_trajectory_member_over_the_file_cap_is_quarantined_not_read(
+    tmp_path: Path, monkeypatch
+) -> None:
+    traj = rec(1, "20250101@120000", "DONE") + b"\n" + b"\n" * 5000
+    monkeypatch.setenv("DESKSCORE_MAX_FILE_BYTES", "4096")
+    [read] = read_all(open_source(_one_task_zip(tmp_path, traj)))
+    conforms([read])
+    [row] = [q for q in read.quarantine if q["reason"] == "too_large"]
+    assert row["location"].endswith("traj.jsonl") and row["line_no"] is None
+    assert "DESKSCORE_MAX_FILE_BYTES" in row["message"] and "4096-byte limit" in row["message"]
+    assert read.episode["n_lines"] == 0 and read.steps == []
+
+
+def test_a_huge_result_value_is_stored_as_an_excerpt_and_its_score_kept(tmp_path: Path) -> None:
+    value = b"0." + b"0" * (10 << 20) + b"1"  # 10 MB, and a number: float() reads 0.0
+    junk = b"J" * (10 << 20)
+    for result, score, status in ((value, 0.0, "ok"), (junk, None, "unparseable")):
+        [read] = read_all(open_source(_one_task_zip(tmp_path, b"", result + b"\n")))
+        conforms([read])
+        ep = read.episode
+        assert (ep["score"], ep["result_status"]) == (score, status)
+        assert len(ep["result_raw"]) <= 201 and ep["result_raw"].endswith("…")
+        assert all(len(q["message"]) < 2000 for q in read.quarantine)

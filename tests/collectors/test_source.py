@@ -165,3 +165,115 @@ def test_zip_url_is_read_in_place_through_fsspec(tmp_path: Path) -> None:
 def test_missing_path_raises_source_error(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="no such folder or file"):
         open_source(str(tmp_path / "nope"))
+
+
+# ---- caps, special files, names that are not UTF-8, zips zipfile refuses ------------------
+
+
+def test_a_file_over_the_file_cap_is_refused_naming_the_cap_and_its_variable(
+    tmp_path: Path, write_tree, monkeypatch
+) -> None:
+    root = write_tree(tmp_path / "src", {"run/small.txt": b"ok"})
+    with open(root / "run" / "sparse.jsonl", "wb") as f:
+        f.truncate(3 << 20)  # 3 MiB on paper, nothing on disk
+    monkeypatch.setenv("DESKSCORE_MAX_FILE_BYTES", str(1 << 20))
+    src = open_source(str(root))
+    with pytest.raises(SourceError) as err:
+        src.read_bytes("run/sparse.jsonl")
+    assert err.value.reason == "too_large"
+    assert "1048576" in err.value.message and "DESKSCORE_MAX_FILE_BYTES" in err.value.message
+    assert src.read_bytes("run/small.txt") == b"ok"
+
+
+def _outcome_unless_blocked(read, fifo: Path) -> BaseException | None:
+    """What `read()` raised (None if nothing) in a thread; if it blocks on `fifo`, open the
+    FIFO's other end to release it, and fail."""
+    import threading
+
+    outcome: list[BaseException | None] = []
+
+    def target() -> None:
+        try:
+            read()
+            outcome.append(None)
+        except BaseException as e:  # handed back to the test
+            outcome.append(e)
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(10)
+    if t.is_alive():
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # the reader waits: release it
+        t.join(10)
+        pytest.fail("the read blocked on a FIFO")
+    return outcome[0]
+
+
+def test_a_fifo_in_a_folder_is_reported_and_never_listed(tmp_path: Path, write_tree) -> None:
+    root = write_tree(tmp_path / "src", {"run/a.txt": b"a"})
+    os.mkfifo(root / "run" / "traj.jsonl")
+    os.symlink(root / "run" / "traj.jsonl", root / "run" / "link.jsonl")
+    src = open_source(str(root))
+    assert src.files() == ["run/a.txt"]
+    reasons = sorted((p["location"], p["reason"]) for p in src.problems)
+    assert reasons == [("run/link.jsonl", "special_file"), ("run/traj.jsonl", "special_file")]
+    assert all("FIFO" in p["message"] for p in src.problems)
+
+
+def test_a_fifo_that_replaced_a_listed_file_is_refused_not_waited_on(
+    tmp_path: Path, write_tree
+) -> None:
+    root = write_tree(tmp_path / "src", {"run/shot.png": b"png"})
+    src = open_source(str(root))
+    assert src.files() == ["run/shot.png"]
+    os.unlink(root / "run" / "shot.png")
+    os.mkfifo(root / "run" / "shot.png")
+    err = _outcome_unless_blocked(lambda: src.read_bytes("run/shot.png"), root / "run/shot.png")
+    assert isinstance(err, SourceError) and err.reason == "special_file"
+    assert "FIFO" in err.message
+
+
+def test_a_name_that_is_not_utf8_is_reported_escaped_and_the_rest_listed(
+    tmp_path: Path, write_tree
+) -> None:
+    root = write_tree(tmp_path / "src", {"run/good.txt": b"g"})
+    base = os.fsencode(root / "run")
+    with open(os.path.join(base, b"caf\xe9.json"), "wb") as f:
+        f.write(b"{}")
+    os.mkdir(os.path.join(base, b"dir\xff"))
+    with open(os.path.join(base, b"dir\xff", b"inner.txt"), "wb") as f:
+        f.write(b"x")
+    src = open_source(str(root))
+    assert src.files() == ["run/good.txt"]
+    shown = sorted(p["location"] for p in src.problems)
+    assert shown == ["run/caf\\xe9.json", "run/dir\\xff"]
+    assert {p["reason"] for p in src.problems} == {"undecodable_name"}
+    for p in src.problems:
+        p["message"].encode("utf-8")  # storable and printable
+
+
+def test_a_source_whose_name_is_not_utf8_is_refused_with_its_escaped_name(
+    tmp_path: Path, write_tree
+) -> None:
+    from deskscore.collectors.archives import canonical_uri
+
+    bad = os.path.join(os.fsencode(tmp_path), b"run\xe9")
+    os.mkdir(bad)
+    listed = canonical_uri(os.fsdecode(bad))
+    assert listed == f"{tmp_path}/run\\xe9"
+    for uri in (os.fsdecode(bad), listed):
+        with pytest.raises(SourceError) as err:
+            open_source(uri)
+        assert err.value.reason == "undecodable_name" and err.value.uri == listed
+        assert "not valid UTF-8" in err.value.message
+
+
+def test_a_zip_inside_the_source_is_reported_as_not_opened(tmp_path: Path) -> None:
+    inner = zip_bytes([("x/traj.jsonl", b"{}\n")])
+    path = tmp_path / "outer.zip"
+    path.write_bytes(zip_bytes([("run/inner.zip", inner), ("run/a.txt", b"a")]))
+    with open_source(str(path)) as src:
+        assert [(p["location"], p["reason"]) for p in src.problems] == [
+            ("run/inner.zip", "nested_archive")
+        ]
+        assert "ingest it as a source of its own" in src.problems[0]["message"]

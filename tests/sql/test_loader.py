@@ -46,6 +46,14 @@ def test_a_column_only_newer_files_have_is_kept(tmp_path, old_quarantine_file) -
     assert rows == [("r1", None), ("r2", "new")]
 
 
+def test_columns_no_file_has_yet_read_as_null(tmp_path, old_quarantine_file) -> None:
+    """A warehouse written before quarantine rows had line_end and n_lines keeps working."""
+    con = connect(tmp_path)
+    rows = con.sql("SELECT run_id, line_no, line_end, n_lines FROM quarantine").fetchall()
+    assert rows == [("r1", None, None, None)]
+    assert con.sql("SELECT count(*) FROM leaderboard").fetchall() == [(0,)]
+
+
 def _reads(text: str) -> tuple[list[str], set[str]]:
     """What a view's header says it reads, and the views its code selects from (FROM and JOIN
     targets that are not its own CTEs)."""

@@ -354,3 +354,28 @@ def test_the_options_pixel_cap_reaches_both_decoding_stages(archive, tmp_path) -
     assert counters["bad_images"] == counters["decoded"] == len(rows)
     reasons = {q["reason"] for q in _quarantine_rows(wh)}
     assert reasons == {"image_too_large"}
+
+
+def test_a_fifo_that_replaced_a_screenshot_after_ingest_is_quarantined_not_waited_on(
+    archive, tmp_path
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    results = tmp_path / "results"
+    shutil.copytree(archive["results"], results)
+    wh = tmp_path / "wh"
+    run_ingest(IngestOptions(str(wh), sources=(str(results),), engine="direct"))
+    shot = sorted(results.rglob("*.png"))[0]
+    shot.unlink()
+    os.mkfifo(shot)
+    cmd = [sys.executable, "-m", "deskscore.pipelines.cli.main", "hash", "--warehouse", str(wh)]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)
+    except subprocess.TimeoutExpired:  # subprocess.run has killed it
+        pytest.fail("deskscore hash blocked on a FIFO")
+    assert done.returncode == 0, done.stderr
+    [row] = _quarantine_rows(wh)
+    assert row["location"] == shot.relative_to(results).as_posix()
+    assert row["reason"] == "unreadable_screenshot" and "FIFO" in row["message"]

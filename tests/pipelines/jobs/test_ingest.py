@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import hashlib
+import re
 from pathlib import Path
 
 from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.jobs.ingest import run_ingest
-from deskscore.pipelines.options import IngestOptions
+from deskscore.pipelines.jobs.score import run_score
+from deskscore.pipelines.options import IngestOptions, ScoreOptions
 from deskscore.sql import connect
 
 
@@ -157,3 +160,82 @@ def test_a_source_without_any_task_folder_is_reported_and_the_ingest_finishes(tm
     assert (result.runs_found, result.episodes, result.quarantined) == (0, 0, 1)
     [(reason,)] = connect(tmp_path / "wh").sql("SELECT reason FROM quarantine").fetchall()
     assert reason == "no_task_folders"
+
+
+# ---- hostile names, special files, runs of bad lines ---------------------------------------
+
+_UUID = "030eeff7-b492-4218-b312-701ec99ee0cc"
+
+
+def test_a_source_whose_name_is_not_utf8_is_quarantined_and_the_others_ingested(
+    small_archive, tmp_path
+) -> None:
+    import os
+    import shutil
+
+    bad = os.path.join(os.fsencode(tmp_path), b"run\xe9.zip")
+    shutil.copyfile(small_archive["zip"], bad)
+    wh = tmp_path / "wh"
+    result = run_ingest(
+        IngestOptions(
+            str(wh), sources=(os.fsdecode(bad), str(small_archive["zip"])), engine="direct"
+        )
+    )
+    assert result.runs_written == 1
+    con = connect(wh)
+    assert con.sql("SELECT source FROM runs").fetchall() == [(str(small_archive["zip"]),)]
+    [(source, reason, message)] = con.sql(
+        "SELECT source, reason, message FROM quarantine WHERE source LIKE '%run\\xe9.zip'"
+    ).fetchall()
+    assert source == f"{tmp_path}/run\\xe9.zip" and reason == "unreadable_source"
+    assert "not valid UTF-8" in message and "rename it" in message
+
+
+def test_a_folder_with_odd_names_fifos_and_zips_is_ingested_with_a_row_for_each(
+    small_archive, tmp_path
+) -> None:
+    import os
+    import shutil
+
+    src = tmp_path / "src"
+    shutil.copytree(small_archive["run0"], src)
+    task = next(p.parent for p in sorted(src.rglob("traj.jsonl")))
+    os.mkfifo(task / "messages.json")
+    with open(os.path.join(os.fsencode(task), b"note\xff.txt"), "wb") as f:
+        f.write(b"x")
+    shutil.copyfile(small_archive["zip"], src / "inner.zip")
+    wh = tmp_path / "wh"
+    result = run_ingest(IngestOptions(str(wh), sources=(str(src),), engine="direct"))
+    assert result.runs_written == 1
+    rows = connect(wh).sql("SELECT location, reason FROM quarantine ORDER BY reason").fetchall()
+    rel = task.relative_to(src).as_posix()
+    assert rows == [
+        ("inner.zip", "nested_archive"),
+        (f"{rel}/messages.json", "special_file"),
+        (f"{rel}/note\\xff.txt", "undecodable_name"),
+    ]
+
+
+def test_a_run_of_bad_lines_is_one_row_and_ingest_and_check_count_every_line(tmp_path) -> None:
+    from deskscore.pipelines.cli.check import check_warehouse
+    from deskscore.pipelines.cli.ingest import reconciliation
+
+    task = tmp_path / "src" / "run" / "chrome" / _UUID
+    task.mkdir(parents=True)
+    step = b'{"step_num": 1, "action": "DONE"}\n'
+    (task / "traj.jsonl").write_bytes(b"\n" * 5000 + step + b"oops\n" * 3)
+    (task / "result.txt").write_text("1\n")
+    wh = tmp_path / "wh"
+    result = run_ingest(IngestOptions(str(wh), sources=(str(tmp_path / "src"),), engine="direct"))
+    assert (result.traj_lines, result.steps, result.quarantined) == (5004, 1, 5003)
+    con = connect(wh)
+    rows = con.sql("SELECT reason, line_no, line_end, n_lines FROM quarantine ORDER BY line_no")
+    assert rows.fetchall() == [("blank_line", 1, 5000, 5000), ("invalid_json", 5002, 5004, 3)]
+    check = check_warehouse(wh)
+    assert check.ok, check.problems
+    text = reconciliation(str(wh), [str(tmp_path / "src")], result).text
+    assert "quarantined: 5003" in text
+    assert re.search(r"blank_line\s+5000\n", text) and re.search(r"invalid_json\s+3\n", text)
+    run_score(ScoreOptions(str(wh), max_steps_scoring=15, workers=1))
+    board = connect(wh).sql("SELECT DISTINCT n_quarantined FROM leaderboard").fetchall()
+    assert board == [(5003,)]

@@ -1,0 +1,63 @@
+"""Tiny hostile archives do not exhaust memory: `deskscore ingest` stays under 1 GB on each and
+`deskscore check` still reconciles every line (benchmarks/memory_bombs.py prints the figures)."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from deskscore.collectors.synthetic.bombs import ISSUE_BOMBS, write_bombs
+
+LIMIT = 1 << 30
+GUARD = 3 << 30
+"""Address space the ingest may map: a reader that held the bombs' rows would fail here (the
+first of them once took 5.3 GB), instead of taking the machine's memory."""
+
+
+def _guard() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (GUARD, GUARD))
+
+
+def _run(args: list[str], folder: Path) -> tuple[int, str, int]:
+    """Run a deskscore command in one process: its exit code, its output and its peak RSS in
+    bytes (from the kernel's accounting of the reaped process)."""
+    import threading
+
+    cmd = [sys.executable, "-m", "deskscore.pipelines.cli.main", *args]
+    with open(folder / "out.txt", "w+") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, preexec_fn=_guard)
+        timer = threading.Timer(600, proc.kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        return proc.returncode, out.read(), usage.ru_maxrss * 1024
+
+
+@pytest.fixture(scope="module")
+def bombs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return write_bombs(tmp_path_factory.mktemp("bombs"), ISSUE_BOMBS)
+
+
+@pytest.mark.parametrize("name", ISSUE_BOMBS)
+def test_ingest_of_a_tiny_bomb_stays_under_1_gb_and_reconciles_every_line(
+    bombs: dict[str, Path], tmp_path: Path, name: str
+) -> None:
+    wh = str(tmp_path / "wh")
+    code, out, peak = _run(
+        ["ingest", str(bombs[name]), "--warehouse", wh, "--workers", "1"], tmp_path
+    )
+    assert code == 0, out[-2000:]
+    assert peak < LIMIT, f"{name}: peak RSS {peak / 2**20:.0f} MB"
+    [row] = [line for line in out.splitlines() if line.startswith(str(bombs[name]))]
+    assert row.endswith(" yes")  # trajectory lines = step rows + quarantined lines
+    code, out, _ = _run(["check", "--warehouse", wh], tmp_path)
+    assert code == 0 and "check passed" in out, out
