@@ -105,7 +105,7 @@ def reconciliation(
     lines.append("quarantined by reason:" if reason_rows else "quarantined by reason: none")
     if reason_rows:
         lines.append(render(["reason", "items"], reason_rows))
-        (total,) = con.sql("SELECT count(*) FROM ingested_quarantine").fetchone()  # rows
+        [(total,)] = con.sql("SELECT count(*) FROM ingested_quarantine").fetchall()  # rows
         lines.append(
             f"first {len(first)} of {total} (all are in the quarantine table):"
             if total > len(first)
