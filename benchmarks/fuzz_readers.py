@@ -22,7 +22,8 @@ cannot be opened at all) is a crash: atheris stops and prints the input. Targets
 
 Inputs are seeded with valid files of each kind (mutated from there), so the fuzzer reaches
 the readers' deeper branches quickly. `--target all` runs each target in a fresh process and
-prints inputs, exceptions escaped (0 for a clean run: atheris stops at the first) and time.
+prints inputs, exceptions escaped (0 for a clean run: atheris stops at the first) and time;
+an input that crashed is written to the temporary folder (deskscore-fuzz-<target>-crash-*).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import io
 import json
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from collections.abc import Callable
@@ -265,8 +267,9 @@ def _all(argv: list[str]) -> int:
     rows, failed = [], 0
     for name in TARGETS:
         started = time.perf_counter()
+        crashes = f"-artifact_prefix={tempfile.gettempdir()}/deskscore-fuzz-{name}-"
         done = subprocess.run(
-            [sys.executable, __file__, "--target", name, runs, "-print_final_stats=1"],
+            [sys.executable, __file__, "--target", name, runs, "-print_final_stats=1", crashes],
             capture_output=True,
             text=True,
             check=False,

@@ -328,6 +328,15 @@ class ZipSource(Source):
                     )
                 )
                 continue
+            if not name:  # zipfile's own is_dir() fails on it
+                self.problems.append(
+                    _problem(
+                        name,
+                        "unsafe_member_path",
+                        f"{self.uri}: a member without a name; it was not read (the others were)",
+                    )
+                )
+                continue
             if info.is_dir() or _is_macos_metadata(name):
                 continue
             reason = _unsafe_reason(name)

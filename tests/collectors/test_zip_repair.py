@@ -95,3 +95,13 @@ def test_a_zip_broken_in_another_way_still_says_what_to_do(tmp_path: Path) -> No
     del data[data.index(b"PK\x01\x02") :]  # no central directory at all
     with pytest.raises(SourceError, match="unzip -t"):
         open_source(_write(tmp_path, data))
+
+
+def test_a_member_without_a_name_is_reported_and_the_others_read(tmp_path: Path) -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("run/a.txt", b"alpha")
+        zf.writestr(zipfile.ZipInfo(""), b"nameless")
+    with open_source(_write(tmp_path, buf.getvalue())) as src:
+        assert src.files() == ["run/a.txt"] and src.read_bytes("run/a.txt") == b"alpha"
+        assert [p["reason"] for p in src.problems] == ["unsafe_member_path"]
