@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -275,10 +276,9 @@ def _all(argv: list[str]) -> int:
             check=False,
         )
         seconds = time.perf_counter() - started
-        stats = dict(
-            line.split(":", 1) for line in done.stderr.splitlines() if line.startswith("stat::")
-        )
-        inputs = stats.get("stat::number_of_executed_units", "?").strip()
+        # libFuzzer's last line: "Done N in S second(s)" (atheris prints no stat:: lines)
+        found = re.findall(r"^Done (\d+) (?:runs )?in ", done.stderr, re.M)
+        inputs = found[-1] if found else "?"
         escaped = 0 if done.returncode == 0 else 1
         failed += escaped
         rows.append((name, inputs, escaped, f"{seconds:.0f} s"))
