@@ -23,6 +23,7 @@ def odd_source(small_archive: dict[str, Path], tmp_path_factory: pytest.TempPath
     return source
 
 
+@pytest.mark.slow  # every command end to end
 def test_every_command_works_on_a_warehouse_named_with_glob_characters(
     odd_source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

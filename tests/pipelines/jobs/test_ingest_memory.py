@@ -47,6 +47,7 @@ def bombs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return write_bombs(tmp_path_factory.mktemp("bombs"), ISSUE_BOMBS)
 
 
+@pytest.mark.slow  # a fresh ingest process over millions of lines each
 @pytest.mark.parametrize("name", ISSUE_BOMBS)
 def test_ingest_of_a_tiny_bomb_stays_under_1_gb_and_reconciles_every_line(
     bombs: dict[str, Path], tmp_path: Path, name: str
