@@ -39,8 +39,14 @@ from typing import Any, NamedTuple
 
 from deskscore.collectors.actions import parse_action
 from deskscore.collectors.layout import RunFolder, TaskFolder
-from deskscore.collectors.osworld import EpisodeCalls, EpisodeRead, QuarantineRows, dumps_json
-from deskscore.collectors.source import Source, SourceError, read_document
+from deskscore.collectors.osworld import (
+    EpisodeCalls,
+    EpisodeRead,
+    QuarantineRows,
+    dumps_json,
+    load_json_file,
+)
+from deskscore.collectors.source import Source
 
 MESSAGES_FILE = "messages.json"
 EXECUTED_PREFIX = "Executed a translation of your issued tool call:"
@@ -316,29 +322,6 @@ def _short(items: list) -> str:
 # ---- the reader hook ------------------------------------------------------------------------
 
 
-def _load(source: Source, path: str, q: QuarantineRows) -> tuple[bool, Any]:
-    try:
-        data = read_document(source, path)
-    except SourceError as e:
-        q.add(path, None, e.reason, e.message, _TODO, path)
-        return False, None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        q.add(path, None, "not_utf8", f"{MESSAGES_FILE} is not UTF-8 ({e})", _TODO,
-              data[:200].decode("utf-8", "backslashreplace"))  # fmt: skip
-        return False, None
-    try:
-        return True, json.loads(text)
-    except json.JSONDecodeError as e:
-        q.add(path, e.lineno, "invalid_json", f"{MESSAGES_FILE} is not valid JSON ({e})", _TODO,
-              text[:200])  # fmt: skip
-    except (ValueError, RecursionError) as e:
-        q.add(path, None, "invalid_json", f"{MESSAGES_FILE} is not valid JSON ({e})", _TODO,
-              text[:200])  # fmt: skip
-    return False, None
-
-
 def add_messages(
     read: EpisodeRead, source: Source, task: TaskFolder, *, run_id: str, benchmark: str
 ) -> EpisodeRead:
@@ -348,10 +331,10 @@ def add_messages(
         return read
     path = f"{task.path}/{MESSAGES_FILE}"
     q = QuarantineRows(source.uri, run_id, benchmark)
-    ok, obj = _load(source, path, q)
+    loaded = load_json_file(source, path, q, MESSAGES_FILE, _TODO)
     episode, steps = read.episode, read.steps
-    if ok:
-        conv = parse_conversation(obj)
+    if loaded is not None:
+        conv = parse_conversation(loaded[0])
         for reason, what in conv.problems:
             q.add(path, None, reason, f"{MESSAGES_FILE} {what}", _TODO, what)
         if conv.instruction is not None and episode.get("instruction") is None:

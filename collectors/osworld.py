@@ -238,6 +238,33 @@ class QuarantineRows:
         return sum(r["n_lines"] or 1 for r in self.rows[since:])
 
 
+def load_json_file(
+    source: Source, path: str, q: QuarantineRows, what: str, todo: str, encoding: str = "utf-8"
+) -> tuple[Any, str] | None:
+    """(the JSON value of a file parsed whole, its text), or None after a quarantine row saying
+    why it could not be (too large or unreadable, not text in `encoding`, not valid JSON);
+    `what` names the file in messages."""
+    try:
+        data = read_document(source, path)
+    except SourceError as e:
+        q.add(path, None, e.reason, e.message, todo, path)
+        return None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as e:
+        q.add(path, None, "not_utf8", f"{what} is not UTF-8 ({e})", todo,
+              data[:200].decode("utf-8", "backslashreplace"))  # fmt: skip
+        return None
+    try:
+        return json.loads(text), text
+    except json.JSONDecodeError as e:
+        q.add(path, e.lineno, "invalid_json", f"{what} is not valid JSON ({e.msg} at line "
+              f"{e.lineno} column {e.colno})", todo, text[:200])  # fmt: skip
+    except (ValueError, RecursionError) as e:
+        q.add(path, None, "invalid_json", f"{what} is not valid JSON ({e})", todo, text[:200])
+    return None
+
+
 _LINE_TODO = "the line is kept in quarantine; fix or drop it and re-ingest"
 
 

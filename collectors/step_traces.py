@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -67,6 +66,7 @@ from deskscore.collectors.osworld import (
     QuarantineRows,
     dumps_json,
     episode_calls,
+    load_json_file,
     parse_result,
     read_steps,
     scrub_surrogates,
@@ -394,27 +394,10 @@ def trace_record(obj: dict, step: int, files: set[str]) -> dict:
 
 def _load_trace(source: Source, path: str, q: QuarantineRows) -> tuple[dict | None, str | None]:
     """The step object of a trace file, or None after quarantining it."""
-    try:
-        data = read_document(source, path)
-    except SourceError as e:
-        q.add(path, None, e.reason, e.message, _FILE_TODO, path)
+    loaded = load_json_file(source, path, q, "step file", _FILE_TODO, encoding="utf-8-sig")
+    if loaded is None:
         return None, None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        q.add(path, None, "not_utf8", f"step file is not UTF-8 ({e})", _FILE_TODO,
-              data[:200].decode("utf-8", "backslashreplace"))  # fmt: skip
-        return None, None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as e:
-        q.add(path, e.lineno, "invalid_json", f"step file is not valid JSON ({e.msg} at line "
-              f"{e.lineno} column {e.colno})", _FILE_TODO, text[:200])  # fmt: skip
-        return None, None
-    except (ValueError, RecursionError) as e:
-        q.add(path, None, "invalid_json", f"step file is not valid JSON ({e})", _FILE_TODO,
-              text[:200])  # fmt: skip
-        return None, None
+    obj, text = loaded
     if not isinstance(obj, dict):
         q.add(path, None, "not_an_object", f"step file holds a JSON {type(obj).__name__}, not "
               "an object", _FILE_TODO, text[:200])  # fmt: skip
