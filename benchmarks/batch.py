@@ -1,23 +1,27 @@
 """Benchmark: re-scoring a release of run archives, deskscore against the user's alternative.
 
-    python benchmarks/batch.py --n 50 --peer PATH/TO/original/score.py [--human-path DIR]
-        [--workers 2] [--no-double] [--dir DIR] [--keep]
+    python benchmarks/batch.py --sizes 20 40 80 --rounds 3 --peer PATH/TO/original/score.py
+        [--human-path DIR] [--workers 2] [--text-only] [--dir DIR] [--keep]
 
-Generates 2N run archives like a published release (one zip per run: 369 OSWorld tasks, steps
+Generates run archives like a published release (one zip per run: 369 OSWorld tasks, steps
 drawn like real runs by deskscore's demo agents, every step's 1280x720 PNG screenshot as a
-member, `__MACOSX/` entries), then, in the same session, measures at N:
+member, `__MACOSX/` entries; with --text-only, the same runs without PNG members), then, in
+the same session, for each size N measures:
 
 (a) the alternative: for each archive, `unzip` it and run OSWorld-Human's `score.py` on it
-    (`--max-steps-scoring 50`), one archive at a time (skipped without `--peer`);
+    (`--max-steps-scoring 50`), one archive at a time (skipped without `--peer`; once per
+    size, in the first round: it is the slow side, not the one under test);
 (b) `deskscore ingest` + `deskscore score --compat osworld-human --max-steps-scoring 50` on
     the zips, as fresh processes, into a fresh warehouse;
 (c) the floor: only reading the members (b) needs from each zip and parsing their JSON with
     orjson, with as many processes as (b) has workers.
 
-It prints wall time and peak RSS (the whole process tree, sampled) of each, the ratios (a)/(b)
-(target >= 5) and (b)/(c) (target <= 3), checks that (a) and (b) print the same four figures
-for every run, then repeats (b) and (c) at 2N: time should grow linearly (ratio 2.0-2.3) and
-peak RSS stay flat (within 20%). A script, not a test; it removes what it wrote unless --keep.
+Rounds alternate the sizes (20, 40, 80, 20, 40, 80, ...) so a slow patch of the machine does
+not land on one size. It prints, per size, the medians of wall time and peak RSS (the whole
+process tree, sampled every 50 ms) of each side, the ratios (a)/(b) and (b)/(c) (target
+<= 3), how time grows from each size to the next (target 1.9-2.2 for a doubling) and whether
+peak RSS stays flat (target: at most 350 MB for (b)), and checks that (a) and (b) print the
+same four figures for every run. A script, not a test; it removes what it wrote unless --keep.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -104,7 +109,7 @@ def run(cmd: list[str], cwd: Path | None = None) -> str:
 # --------------------------------------------------------------------------- the three sides
 
 
-def generate(folder: Path, n: int, seed: int) -> list[Path]:
+def generate(folder: Path, n: int, seed: int, screenshots: str = "pool") -> list[Path]:
     from deskscore.collectors.human import load_bundled
     from deskscore.collectors.synthetic import load_profiles, write_run_zip
 
@@ -120,7 +125,7 @@ def generate(folder: Path, n: int, seed: int) -> list[Path]:
                 profiles[i % len(profiles)],
                 tasks,
                 seed=seed + i,
-                screenshots="pool",
+                screenshots=screenshots,
                 prefix=f"run{i:03d}",
             )
         out.append(path)
@@ -230,13 +235,18 @@ def _mb(n: int) -> str:
     return f"{n / 2**20:,.0f} MB"
 
 
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--n", type=int, default=50, help="archives in the first measurement")
+    p.add_argument("--sizes", type=int, nargs="+", default=[20, 40, 80], help="archives per size")
+    p.add_argument("--rounds", type=int, default=3, help="rounds over all sizes (medians)")
     p.add_argument("--peer", help="OSWorld-Human's score.py (side (a) is skipped without it)")
     p.add_argument("--human-path", help="its verified human data folder (default: shared data)")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    p.add_argument("--no-double", action="store_true", help="skip the 2N measurement")
+    p.add_argument("--text-only", action="store_true", help="archives without PNG members")
     p.add_argument("--dir", help="where to write the archives (default: a temporary folder)")
     p.add_argument("--keep", action="store_true", help="keep the archives and warehouses")
     p.add_argument("--seed", type=int, default=300)
@@ -244,60 +254,71 @@ def main(argv: list[str] | None = None) -> int:
 
     base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="deskscore-batch-"))
     human = Path(args.human_path) if args.human_path else SHARED_HUMAN / "verified"
-    total = args.n if args.no_double else 2 * args.n
-    print(f"writing {total} run archives into {base}")
-    zips = generate(base / "zips", total, args.seed)
-    size = sum(z.stat().st_size for z in zips[: args.n])
-    print(f"N = {args.n} archives, {size / 2**30:.1f} GiB, {args.workers} worker(s)")
+    sizes = sorted(set(args.sizes))
+    kind = "text" if args.text_only else "png"
+    print(f"writing {max(sizes)} run archives ({kind}) into {base}")
+    zips = generate(
+        base / f"zips-{kind}", max(sizes), args.seed, "none" if args.text_only else "pool"
+    )
 
-    results: dict[str, Meter] = {}
-    agree = None
-    if args.peer:
-        with Meter() as m:
-            theirs = peer_side(zips[: args.n], Path(args.peer), human, base / "unzipped")
-        results["(a) unzip + score.py"] = m
-    with Meter() as m:
-        deskscore_side(zips[: args.n], base / "warehouse", args.workers)
-    results["(b) deskscore ingest + score"] = m
-    with Meter() as m:
-        floor_side(zips[: args.n], args.workers)
-    results["(c) floor: read + parse"] = m
-    if args.peer:
-        ours = ours_figures(base / "warehouse", zips[: args.n])
-        differ = [name for name, lines in theirs.items() if ours.get(name) != lines]
-        agree = not differ
-        for name in differ[:5]:
-            print(f"  {name}: score.py {theirs[name]} vs deskscore {ours.get(name)}")
+    walls: dict[tuple[str, int], list[float]] = {}
+    peaks: dict[tuple[str, int], list[int]] = {}
+    differ: dict[int, list[str]] = {}
+    theirs: dict[str, list[str]] = {}
+    for r in range(args.rounds):
+        for n in sizes:
+            chosen = zips[:n]
+            sides = (["a"] if args.peer and r == 0 else []) + ["b", "c"]
+            for side in sides:
+                with Meter() as m:
+                    if side == "a":
+                        theirs = peer_side(chosen, Path(args.peer), human, base / "unzipped")
+                    elif side == "b":
+                        deskscore_side(chosen, base / "warehouse", args.workers)
+                    else:
+                        floor_side(chosen, args.workers)
+                walls.setdefault((side, n), []).append(m.seconds)
+                peaks.setdefault((side, n), []).append(m.peak)
+                print(f"  round {r + 1}, N = {n}, ({side}): {m.seconds:.1f} s, {_mb(m.peak)}")
+                if side == "b" and "a" in sides:  # the figures (b) wrote against (a)'s
+                    ours = ours_figures(base / "warehouse", chosen)
+                    differ[n] = [k for k, v in theirs.items() if ours.get(k) != v]
+                    for name in differ[n][:5]:
+                        print(f"  {name}: score.py {theirs[name]} vs deskscore {ours.get(name)}")
 
-    rows = [[k, f"{m.seconds:.1f} s", _mb(m.peak)] for k, m in results.items()]
-    print(table(rows, ["side", "wall", "peak RSS"]))
-    b, c = results["(b) deskscore ingest + score"], results["(c) floor: read + parse"]
-    if args.peer:
-        a = results["(a) unzip + score.py"]
-        ratio = a.seconds / b.seconds
-        print(f"(a)/(b) = {ratio:.1f}x (target >= 5): {'met' if ratio >= 5 else 'NOT met'}")
-        print(f"figures identical for all {len(theirs)} runs: {'yes' if agree else 'NO'}")
-    floor = b.seconds / c.seconds
-    print(f"(b)/(c) = {floor:.1f}x the floor (target <= 3): {'met' if floor <= 3 else 'NOT met'}")
-
-    if not args.no_double:
-        with Meter() as m2:
-            deskscore_side(zips, base / "warehouse2", args.workers)
-        with Meter() as c2:
-            floor_side(zips, args.workers)
-        rows = [
-            ["(b) deskscore", f"{b.seconds:.1f} s", f"{m2.seconds:.1f} s",
-             f"{m2.seconds / b.seconds:.2f}", _mb(b.peak), _mb(m2.peak), f"{m2.peak / b.peak:.2f}"],
-            ["(c) floor", f"{c.seconds:.1f} s", f"{c2.seconds:.1f} s",
-             f"{c2.seconds / c.seconds:.2f}", _mb(c.peak), _mb(c2.peak), f"{c2.peak / c.peak:.2f}"],
-        ]  # fmt: skip
-        head = ["side", f"wall N={args.n}", f"wall 2N={total}", "ratio", "RSS N", "RSS 2N", "ratio"]
-        print(table(rows, head))
-        t, r = m2.seconds / b.seconds, m2.peak / b.peak
-        print(f"time 2N/N = {t:.2f} (target 2.0-2.3), peak RSS 2N/N = {r:.2f} (target 0.8-1.2)")
+    names = {"a": "(a) unzip + score.py", "b": "(b) deskscore ingest + score",
+             "c": "(c) floor: read + parse"}  # fmt: skip
+    rows = []
+    for n in sizes:
+        for side in ("a", "b", "c"):
+            if (side, n) in walls:
+                rows.append([names[side], str(n), f"{_median(walls[side, n]):.1f} s",
+                             _mb(int(_median(peaks[side, n]))), str(len(walls[side, n]))])  # fmt: skip
+    print()
+    print(f"{kind} archives, {args.workers} worker(s), medians over the rounds:")
+    print(table(rows, ["side", "N", "wall", "peak RSS", "rounds"]))
+    print()
+    summary = []
+    for i, n in enumerate(sizes):
+        b, c = _median(walls["b", n]), _median(walls["c", n])
+        row = [str(n), f"{b / c:.1f}x"]
+        row.append(f"{_median(walls['a', n]) / b:.1f}x" if ("a", n) in walls else "-")
+        if i:
+            prev = sizes[i - 1]
+            row.append(f"{b / _median(walls['b', prev]):.2f} ({prev}->{n})")
+        else:
+            row.append("-")
+        row.append(_mb(int(_median(peaks["b", n]))))
+        row.append(
+            "-" if n not in differ else ("yes" if not differ[n] else f"NO ({len(differ[n])})")
+        )
+        summary.append(row)
+    head = ["N", "(b)/(c) <= 3x", "(a)/(b)", "(b) time growth", "(b) peak RSS <= 350 MB",
+            "figures = score.py"]  # fmt: skip
+    print(table(summary, head))
     if not args.keep:
         shutil.rmtree(base, ignore_errors=True)
-    return 0 if agree in (None, True) else 1
+    return 0 if all(not d for d in differ.values()) else 1
 
 
 if __name__ == "__main__":

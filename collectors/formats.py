@@ -231,10 +231,28 @@ class Format:
     ) -> list[EpisodeCalls]:
         """Every episode of `run`, one per task folder, in task order; `reported` holds the
         runner's own results by (domain, task id as the folder names it)."""
+        return list(
+            self.iter_episodes(source, run, run_id=run_id, benchmark=benchmark, reported=reported)
+        )
+
+    def iter_episodes(
+        self,
+        source: Source,
+        run: RunFolder,
+        *,
+        run_id: str,
+        benchmark: str,
+        reported: Mapping[tuple[str, str], dict],
+    ) -> Iterator[EpisodeCalls]:
+        """`episodes`, one at a time: a caller that turns each into columns at once holds one
+        episode's rows, not the run's."""
         if self.read_run is not None:
-            return self.read_run(source, run, run_id=run_id, benchmark=benchmark, reported=reported)
-        return [
-            self.read_episode(
+            yield from self.read_run(
+                source, run, run_id=run_id, benchmark=benchmark, reported=reported
+            )
+            return
+        for task in run.tasks:
+            yield self.read_episode(
                 source,
                 run,
                 task,
@@ -242,8 +260,6 @@ class Format:
                 benchmark=benchmark,
                 reported=reported.get((task.domain, task.task_id)),
             )
-            for task in run.tasks
-        ]
 
     def light(
         self, source: Source, run: RunFolder, task: TaskFolder, *, run_id: str, benchmark: str

@@ -119,9 +119,10 @@ class BeamJobOptions(JobOptions):
         "auto",
         "--engine",
         choices=ENGINES,
-        help="where the stages run: beam (a Beam pipeline: the local runner, or the one "
-        "--runner=... names), direct (this process, no pipeline), auto (direct when Beam would "
-        "run everything in this process anyway: one worker and no Beam option)",
+        help="where the stages run: direct (this process, no pipeline), local (this process "
+        "and --workers - 1 worker processes, no pipeline), beam (a Beam pipeline: the local "
+        "runner, or the one --runner=... names), auto (beam when a Beam option is given, "
+        "direct for one or two runs or one worker, else local)",
     )
     workers: int | None = option(
         None,

@@ -30,6 +30,17 @@ def _malloc_trim() -> object | None:
         return None
 
 
+@cache
+def arrow_on_malloc() -> None:
+    """Make Arrow allocate with the C library's malloc, so `release` gives its freed buffers
+    back too. Arrow's default pool (mimalloc or jemalloc) keeps freed pages for reuse: a
+    worker that turned one large run into columns stayed about 60 MB larger afterwards
+    (measured on a 16,000-step run), whatever ran next."""
+    import pyarrow as pa
+
+    pa.set_memory_pool(pa.system_memory_pool())
+
+
 def release() -> None:
     """Collect garbage cycles and return free heap pages to the system.
 

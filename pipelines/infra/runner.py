@@ -164,44 +164,39 @@ def counters(result: Any) -> dict[str, int]:
     return out
 
 
-ENGINES = ("auto", "beam", "direct")
-"""Where a job's stages run: `beam`, a Beam pipeline (the local runner, or the one --runner
-names); `direct`, this process, no pipeline; `auto`, direct when Beam would run everything in
-this process anyway (one worker, no Beam option given), else beam."""
+ENGINES = ("auto", "beam", "direct", "local")
+"""Where a job's stages run: `direct`, this process, no pipeline; `local`, this process and
+worker processes of this machine sharing the elements (no pipeline either: the same stage
+calls); `beam`, a Beam pipeline (its local runner, or the one --runner names); `auto`, beam
+when a Beam option is given, direct for fewer than `LOCAL_FROM` elements or one worker, else
+local."""
+
+LOCAL_FROM = 3
+"""Elements from which `auto` starts worker processes: a worker costs about half a second to
+start (an interpreter and its imports), about what reading half a run costs."""
 
 
 def choose_engine(
     engine: str, n_elements: int, workers: int | None, beam_args: Sequence[str]
 ) -> str:
-    """`engine` resolved to 'beam' or 'direct' (see ENGINES)."""
+    """`engine` resolved to 'beam', 'direct' or 'local' (see ENGINES)."""
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
     if engine != "auto":
         return engine
-    if beam_args or local_workers(n_elements, workers) > 1:
+    if beam_args:
         return "beam"
-    return "direct"
+    if n_elements < LOCAL_FROM or local_workers(n_elements, workers) == 1:
+        return "direct"
+    return "local"
 
 
 def run_direct(stages: Sequence[Any], elements: Sequence[Any]) -> list[Any]:
     """Each element through every stage in turn, in this process (as a fused Beam chain runs
     them); returns what the last stage yielded."""
-    from deskscore.pipelines.infra.memory import release
+    from deskscore.pipelines.infra.local import LocalPool
 
-    for stage in stages:
-        stage.setup()
-    out: list[Any] = []
-    try:
-        for element in elements:
-            current = [element]
-            for stage in stages:
-                current = [o for e in current for o in stage.process(e)]
-                release()
-            out.extend(current)
-    finally:
-        for stage in stages:
-            stage.teardown()
-    return out
+    return LocalPool(1).run_stages(stages, elements)
 
 
 def run_stages(
@@ -211,6 +206,7 @@ def run_stages(
     engine: str = "auto",
     workers: int | None = None,
     beam_args: Sequence[str] = (),
+    pool: Any = None,
 ) -> str:
     """Run `elements` through `stages` (see deskscore.pipelines.stages.base) on the engine
     chosen (see ENGINES); returns the engine used. A failure anywhere raises, after which
@@ -222,8 +218,19 @@ def run_stages(
     if process_local():
         workers = 1  # a format registered in this process is known here only
     used = choose_engine(engine, len(elements), workers, beam_args)
+    if used == "local" and local_workers(len(elements), workers) == 1:
+        used = "direct"
     if used == "direct":
         run_direct(stages, elements)
+        return used
+    if used == "local":
+        if pool is not None:
+            pool.run_stages(stages, elements)
+        else:
+            from deskscore.pipelines.infra.local import local_pool
+
+            with local_pool(local_workers(len(elements), workers)) as own:
+                own.run_stages(stages, elements)
         return used
     import apache_beam as beam
 

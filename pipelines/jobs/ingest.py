@@ -7,11 +7,16 @@ written (`record_sources`), then packing small files (`Warehouse.compact`).
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from deskscore.pipelines.options import IngestOptions
+
+if TYPE_CHECKING:
+    from deskscore.pipelines.infra.local import LocalPool
 
 
 class IngestPlan(NamedTuple):
@@ -176,6 +181,13 @@ def _gone(wh: Any, work: list[Any]) -> set[str]:
     return out
 
 
+def _list(item: tuple[str, str | None], **how: Any) -> Any:
+    """List one (source, stamp) of the plan (picklable, for a worker)."""
+    from deskscore.pipelines.stages.discover import list_source
+
+    return list_source(item[0], item[1], how["benchmark"], how["layout"], how["trial_of"])
+
+
 def run_ingest(options: IngestOptions) -> IngestResult:
     """Ingest `options.sources` (paths, URLs, globs, @list files) into the warehouse.
 
@@ -185,13 +197,9 @@ def run_ingest(options: IngestOptions) -> IngestResult:
     only when every run's tables are there are the sources recorded as ingested. Afterwards
     small files are packed. Raises ValueError for a bad layout, before anything is read."""
     from deskscore.collectors.archives import expand_sources
-    from deskscore.collectors.ids import source_id
     from deskscore.collectors.layout import parse_layout
-    from deskscore.collectors.warehouse import Warehouse
-    from deskscore.pipelines.infra.runner import run_stages
-    from deskscore.pipelines.jobs.score import check_outputs
-    from deskscore.pipelines.stages.discover import list_source
-    from deskscore.pipelines.stages.ingest import IngestStage, write_source_problems
+    from deskscore.pipelines.infra.local import local_pool
+    from deskscore.pipelines.infra.runner import local_workers
 
     if options.layout is not None:
         parse_layout(options.layout)
@@ -207,15 +215,34 @@ def run_ingest(options: IngestOptions) -> IngestResult:
     )
     if not plan.todo:
         return IngestResult(plan)
-    listings = [
-        list_source(u, plan.stamps[u], options.benchmark, options.layout, options.trial_of)
-        for u in plan.todo
-    ]
-    work = [w for listing in listings for w in listing.runs]
-    run_ids = {w.key.run_id for w in work}
     workers = options.workers
     if any(s.startswith("memory://") for s in plan.todo):
         workers = 1  # an in-memory filesystem exists in this process only
+    with local_pool(local_workers(os.cpu_count() or 1, workers)) as pool:
+        return _ingest(options, plan, pool, workers)
+
+
+def _ingest(
+    options: IngestOptions, plan: IngestPlan, pool: LocalPool, workers: int | None
+) -> IngestResult:
+    """`run_ingest` once it knows what to read, with `pool` for listing and reading."""
+    from deskscore.collectors.ids import source_id
+    from deskscore.collectors.warehouse import Warehouse
+    from deskscore.pipelines.infra.runner import choose_engine, run_stages
+    from deskscore.pipelines.jobs.score import check_outputs
+    from deskscore.pipelines.stages.ingest import IngestStage, write_source_problems
+
+    recorded = options.recorded
+    lister = functools.partial(
+        _list, benchmark=options.benchmark, layout=options.layout, trial_of=options.trial_of
+    )
+    todo = [(u, plan.stamps[u]) for u in plan.todo]
+    if choose_engine(options.engine, len(todo), workers, options.beam_args) == "local":
+        listings = pool.map(lister, todo, lister)  # a zip's directory is Python work: spread it
+    else:
+        listings = [lister(item) for item in todo]
+    work = [w for listing in listings for w in listing.runs]
+    run_ids = {w.key.run_id for w in work}
     named = {"layout": options.layout, "run_name": options.run_name}
     if options.agent is not None:
         named["agent"] = options.agent
@@ -234,7 +261,12 @@ def run_ingest(options: IngestOptions) -> IngestResult:
             str(wh.root), options.layout, options.force, run_fields=named, job=wh.job
         )
         engine = run_stages(
-            [stage], work, engine=options.engine, workers=workers, beam_args=options.beam_args
+            [stage],
+            work,
+            engine=options.engine,
+            workers=workers,
+            beam_args=options.beam_args,
+            pool=pool,
         )
         check_outputs(wh, [stage], work)
         after = _stored_hashes(wh, run_ids)

@@ -62,7 +62,9 @@ class Stage:
     def setup(self) -> None:
         """Once per worker, before the first element: open the warehouse."""
         from deskscore.collectors.warehouse import Warehouse
+        from deskscore.pipelines.infra.memory import arrow_on_malloc
 
+        arrow_on_malloc()
         self.wh = Warehouse(self.warehouse, self.job)
 
     def process(self, element: Any) -> Iterator[Any]:

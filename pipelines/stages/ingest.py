@@ -94,7 +94,6 @@ class IngestStage(RunStage):
         return True
 
     def run(self, work: RunWork) -> None:
-        from deskscore.collectors.actions import derived_action_rows
         from deskscore.collectors.source import SourceError
         from deskscore.pipelines.stages.read import read_run
 
@@ -120,24 +119,14 @@ class IngestStage(RunStage):
             return
         read = read_run(source, run, work)
         read.run.update(self.run_fields)
-        outs = read.episodes
-        progress.tick("episodes", len(outs))
+        progress.tick("episodes", read.n_episodes)
         if not self.force and self._unchanged(part, read.run):
             progress.tick("runs unchanged")
             return
-        reads = [o.read for o in outs]
-        quarantine = read.quarantine + [row for r in reads for row in r.quarantine]
+        quarantine = read.quarantine
         self.wh.write("runs", [read.run], part)
-        self.wh.write("episodes", [r.episode for r in reads], part)
-        self.wh.write("steps", [s for r in reads for s in r.steps], part)
-        actions = [
-            r.actions if r.actions is not None else derived_action_rows(r.steps) for r in reads
-        ]
-        self.wh.write("step_actions", [a for rows in actions for a in rows], part)
-        self.wh.write("llm_calls", [c for o in outs for c in o.llm_calls], part)
-        if any(o.interactions is not None for o in outs):  # formats that record exchanges
-            talk = [i for o in outs for i in o.interactions or ()]
-            self.wh.write("interactions", talk, part)
+        for name, table in read.tables.items():  # interactions: formats that record exchanges
+            self.wh.write(name, table, part)
         if quarantine:
             self.wh.write("quarantine", sorted_quarantine(quarantine), part, file=STAGE)
         else:

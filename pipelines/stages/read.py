@@ -23,17 +23,99 @@ _OPEN_SOURCES = 4
 
 
 class RunRead(NamedTuple):
-    """One run's rows: the `runs` row (with its content hash), each episode's EpisodeCalls in
-    episode order, and what its metadata quarantined."""
+    """One run, read: the `runs` row (with its content hash), its tables as columns (episodes,
+    steps, step_actions, llm_calls, and interactions for formats that record exchanges), each
+    in episode order, the quarantine rows of its metadata and episodes, and how many episodes
+    it has."""
 
     run: dict[str, Any]
-    episodes: list[Any]  # collectors.osworld.EpisodeCalls
+    tables: dict[str, Any]  # table name -> pyarrow.Table
     quarantine: list[dict[str, Any]]
+    n_episodes: int
+
+
+CHUNK_ROWS = 4096
+"""Rows a table keeps as Python dicts before they become an Arrow chunk: a run's rows are
+held as columns (a tenth of the memory of dicts), never all at once as dicts."""
+
+
+class RunColumns:
+    """A run's rows turned into Arrow chunks as its episodes are read, then put in episode
+    order (by `_EPISODE_KEY`) at the end: each table remembers how many rows each episode
+    gave, so reordering is one `take` per table, and none when the episodes came in order."""
+
+    TABLES = ("episodes", "steps", "step_actions", "llm_calls", "interactions")
+
+    def __init__(self) -> None:
+        self._rows: dict[str, list[dict[str, Any]]] = {t: [] for t in self.TABLES}
+        self._chunks: dict[str, list[Any]] = {t: [] for t in self.TABLES}
+        self._spans: dict[str, list[int]] = {t: [] for t in self.TABLES}
+        self._keys: list[tuple[Any, ...]] = []
+        self.quarantine: list[dict[str, Any]] = []
+        self.interactions = False
+        """Whether any episode's format records exchanges (then the run has the table)."""
+
+    def add(self, episode: Any) -> None:
+        """One EpisodeCalls (collectors.osworld), taken apart into the tables' buffers."""
+        from deskscore.collectors.actions import derived_action_rows
+
+        read = episode.read
+        actions = read.actions if read.actions is not None else derived_action_rows(read.steps)
+        if episode.interactions is not None:
+            self.interactions = True
+        parts = {
+            "episodes": [read.episode],
+            "steps": read.steps,
+            "step_actions": actions,
+            "llm_calls": episode.llm_calls,
+            "interactions": episode.interactions or [],
+        }
+        self._keys.append(tuple(read.episode[k] for k in _EPISODE_KEY))
+        self.quarantine.extend(read.quarantine)
+        for name, rows in parts.items():
+            self._spans[name].append(len(rows))
+            buffer = self._rows[name]
+            buffer.extend(rows)
+            if len(buffer) >= CHUNK_ROWS:
+                self._flush(name)
+
+    def _flush(self, name: str) -> None:
+        from deskscore.schemas.validate import conform_rows
+
+        if self._rows[name]:
+            self._chunks[name].append(conform_rows(name, self._rows[name]))
+            self._rows[name] = []
+
+    def tables(self) -> dict[str, Any]:
+        """Every table's rows in episode order (interactions only when the format records
+        them); the buffers are emptied."""
+        import pyarrow as pa
+
+        from deskscore.schemas import arrow_schema
+
+        order = sorted(range(len(self._keys)), key=self._keys.__getitem__)
+        out = {}
+        for name in self.TABLES:
+            if name == "interactions" and not self.interactions:
+                continue
+            self._flush(name)
+            chunks = self._chunks.pop(name)
+            table = pa.concat_tables(chunks) if chunks else arrow_schema(name).empty_table()
+            if order != sorted(order):
+                starts, at = [], 0
+                for n in self._spans[name]:
+                    starts.append(at)
+                    at += n
+                spans = self._spans[name]
+                take = [i for e in order for i in range(starts[e], starts[e] + spans[e])]
+                table = table.take(pa.array(take, type=pa.int64()))
+            out[name] = table.combine_chunks()
+        return out
 
 
 def read_run(source: Any, run: Any, work: RunWork) -> RunRead:
     """Read the run `run` (a collectors.layout.RunFolder of `source`) completely, with the
-    readers of its format."""
+    readers of its format, each episode turned into columns as soon as it is read."""
     from deskscore.collectors import limits
     from deskscore.collectors.archives import DigestingSource
     from deskscore.collectors.formats import get
@@ -46,11 +128,12 @@ def read_run(source: Any, run: Any, work: RunWork) -> RunRead:
     meta = fmt.read_run_meta(digesting, run, run_id=key.run_id, benchmark=key.benchmark)
     # a summary at a root the trials share cannot say which trial it scored
     reported = {} if shares_root(run) else meta.reported
+    columns = RunColumns()
     with limits.run_budget():  # one cap on the trajectory lines parsed in the whole run
-        episodes = fmt.episodes(
+        for episode in fmt.iter_episodes(
             digesting, run, run_id=key.run_id, benchmark=key.benchmark, reported=reported
-        )
-    episodes.sort(key=lambda o: tuple(o.read.episode[k] for k in _EPISODE_KEY))
+        ):
+            columns.add(episode)
     row = dict(meta.run)
     row["source_stamp"] = work.source_stamp
     row["trial"] = work.trial
@@ -60,7 +143,8 @@ def read_run(source: Any, run: Any, work: RunWork) -> RunRead:
     row["content_hash"] = digesting.digest(
         f"ingest {SCHEMA_VERSION}.{INGEST_VERSION}", key.benchmark, key.format, *grouping
     )
-    return RunRead(row, episodes, list(meta.quarantine))
+    tables = columns.tables()
+    return RunRead(row, tables, list(meta.quarantine) + columns.quarantine, len(columns._keys))
 
 
 class OpenSources:

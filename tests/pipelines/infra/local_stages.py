@@ -1,0 +1,32 @@
+"""A stage for the local engine's tests, in a module spawned workers can import by name."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+
+class Record:
+    """A stage that writes one file per element, named for the element and the process that
+    took it, and passes the element on doubled."""
+
+    label = "recorded"
+
+    def __init__(self, folder: str, fail_on: int | None = None) -> None:
+        self.folder = folder
+        self.fail_on = fail_on
+        self.set_up = False
+
+    def setup(self) -> None:
+        self.set_up = True
+
+    def process(self, element: int) -> Iterator[int]:
+        assert self.set_up, "process before setup"
+        if element == self.fail_on:
+            raise ValueError(f"element {element} is bad")
+        Path(self.folder, f"{element}.{os.getpid()}").touch()
+        yield element * 2
+
+    def teardown(self) -> None:
+        self.set_up = False

@@ -1,0 +1,74 @@
+"""The local engine: this process and spawned workers share a job's elements."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from deskscore.pipelines.infra.local import LocalPool, local_pool
+from deskscore.pipelines.infra.runner import LOCAL_FROM, choose_engine, run_stages
+
+sys.path.insert(0, str(Path(__file__).parent))  # spawned workers get this path: they unpickle
+from local_stages import Record
+
+
+def _taken(folder: Path) -> dict[int, int]:
+    """element -> the pid of the process that took it."""
+    return {int(p.name.split(".")[0]): int(p.name.split(".")[1]) for p in folder.iterdir()}
+
+
+def test_every_element_is_taken_exactly_once_and_outputs_keep_element_order(
+    tmp_path: Path,
+) -> None:
+    elements = list(range(12))
+    with local_pool(2) as pool:
+        out = pool.run_stages([Record(str(tmp_path))], elements)
+    assert out == [e * 2 for e in elements]
+    taken = _taken(tmp_path)
+    assert sorted(taken) == elements
+    assert len(list(tmp_path.iterdir())) == len(elements)  # none done twice
+    assert len(set(taken.values())) == 2  # this process and one worker both worked
+    assert os.getpid() in taken.values()
+
+
+def test_a_failure_in_any_process_raises_with_its_message(tmp_path: Path) -> None:
+    with local_pool(2) as pool, pytest.raises(ValueError, match="element 7 is bad"):
+        pool.run_stages([Record(str(tmp_path), fail_on=7)], list(range(10)))
+
+
+def test_one_worker_runs_everything_in_this_process(tmp_path: Path) -> None:
+    out = LocalPool(1).run_stages([Record(str(tmp_path))], [1, 2, 3])
+    assert out == [2, 4, 6]
+    assert set(_taken(tmp_path).values()) == {os.getpid()}
+
+
+def test_a_pool_serves_several_maps_of_different_stages(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    with local_pool(2) as pool:
+        assert pool.run_stages([Record(str(first))], list(range(6))) == [0, 2, 4, 6, 8, 10]
+        assert pool.run_stages([Record(str(second))], list(range(4))) == [0, 2, 4, 6]
+    assert sorted(_taken(first)) == list(range(6))
+    assert sorted(_taken(second)) == list(range(4))
+
+
+def test_auto_runs_few_elements_here_many_on_local_workers_and_beam_when_asked() -> None:
+    assert choose_engine("auto", LOCAL_FROM - 1, 2, ()) == "direct"
+    assert choose_engine("auto", LOCAL_FROM, 2, ()) == "local"
+    assert choose_engine("auto", 100, 1, ()) == "direct"
+    assert choose_engine("auto", 100, 2, ("--runner=DaskRunner",)) == "beam"
+    assert choose_engine("beam", 1, 1, ()) == "beam"
+    with pytest.raises(ValueError, match="unknown engine"):
+        choose_engine("threads", 3, 2, ())
+
+
+def test_run_stages_on_the_local_engine_reports_it_and_uses_both_processes(
+    tmp_path: Path,
+) -> None:
+    used = run_stages([Record(str(tmp_path))], list(range(8)), engine="local", workers=2)
+    assert used == "local"
+    assert sorted(_taken(tmp_path)) == list(range(8))

@@ -1,0 +1,76 @@
+"""A run's rows become columns episode by episode, in episode order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+import deskscore.scorers.metrics  # noqa: F401  (declares the score tables' columns)
+from deskscore.collectors.osworld import EpisodeCalls, EpisodeRead
+from deskscore.pipelines.stages import read
+from deskscore.pipelines.stages.read import RunColumns
+from deskscore.schemas.validate import conform_rows
+
+
+def _episode(domain: str, task: str, n_steps: int) -> EpisodeCalls:
+    base = {"run_id": "r", "benchmark": "osworld", "domain": domain, "task_id": task}
+    episode = {
+        **base, "source_task_id": task, "task_path": f"{domain}/{task}", "n_lines": n_steps,
+        "n_steps": n_steps, "n_turns": n_steps, "n_error_lines": 0, "n_quarantined": 0,
+        "result_status": "ok", "ended_by": "done",
+    }  # fmt: skip
+    steps = [
+        {**base, "step_idx": i, "line_no": i + 1, "action_text": f"{task}-{i}",
+         "action_format": "code", "action_kind": "click"}
+        for i in range(n_steps)
+    ]  # fmt: skip
+    calls = [
+        {**base, "call_idx": i, "stage": "planning", "usage_format": "openai",
+         "source_file": "traj.jsonl"}
+        for i in range(n_steps // 2)
+    ]  # fmt: skip
+    return EpisodeCalls(EpisodeRead(episode, steps, [], actions=[]), calls)
+
+
+def _rows(name: str, episodes: list[EpisodeCalls]) -> pa.Table:
+    """What the tables held when every row was kept: episodes sorted, rows concatenated."""
+    ordered = sorted(episodes, key=lambda o: (o.read.episode["domain"], o.read.episode["task_id"]))
+    pick: dict[str, Any] = {
+        "episodes": lambda o: [o.read.episode],
+        "steps": lambda o: o.read.steps,
+        "llm_calls": lambda o: o.llm_calls,
+    }
+    return conform_rows(name, [r for o in ordered for r in pick[name](o)])
+
+
+def test_episodes_read_out_of_order_give_the_tables_sorted_by_episode(monkeypatch) -> None:
+    monkeypatch.setattr(read, "CHUNK_ROWS", 5)  # several chunks, a chunk across episodes
+    episodes = [_episode("os", "b", 4), _episode("chrome", "z", 3), _episode("os", "a", 0),
+                _episode("chrome", "c", 7)]  # fmt: skip
+    columns = RunColumns()
+    for e in episodes:
+        columns.add(e)
+    tables = columns.tables()
+    for name in ("episodes", "steps", "llm_calls"):
+        assert tables[name].equals(_rows(name, episodes)), name
+    assert "interactions" not in tables  # the format records no exchanges
+    assert tables["step_actions"].num_rows == 0
+
+
+def test_episodes_in_order_need_no_reordering_and_match_the_row_path() -> None:
+    episodes = [_episode("chrome", "a", 2), _episode("chrome", "b", 5), _episode("os", "a", 1)]
+    columns = RunColumns()
+    for e in episodes:
+        columns.add(e)
+    tables = columns.tables()
+    assert tables["steps"].column("action_text").to_pylist() == [
+        "a-0", "a-1", "b-0", "b-1", "b-2", "b-3", "b-4", "a-0"
+    ]  # fmt: skip
+    assert tables["steps"].equals(_rows("steps", episodes))
+
+
+def test_a_run_without_episodes_has_empty_typed_tables() -> None:
+    tables = RunColumns().tables()
+    assert tables["steps"].num_rows == 0
+    assert tables["steps"].schema.names == conform_rows("steps", []).schema.names
