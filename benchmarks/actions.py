@@ -8,7 +8,8 @@ them. Then times parsing all of them, from cold, four ways in the same run:
 
   (a) baseline: `parse_action_uncached` with every code string compiled by `ast` and nothing
       remembered;
-  (b) until now: the same with read_code's cache (the step's code read once per string);
+  (b) the same with read_code's cache (each distinct string compiled once): ingest's way
+      before the plain-form reading, though with today's faster reading of the calls;
   (c) the plain-form reading (`simple_code`: plain calls read without compiling), no memo;
   (d) now: `parse_action` (memo of whole results per string, then the plain-form reading).
 
