@@ -9,7 +9,10 @@ name pyautogui goes by (`import pyautogui as pg`, `from pyautogui import click`)
 values are read with `ast.literal_eval` semantics, never executed: a variable, an f-string
 with a placeholder or arithmetic leaves the value null. Only code `ast` cannot parse (a line
 cut off mid-string, prose) goes to a regex scan of `pyautogui.X(...)` and `time.sleep(...)`
-calls, which finds what it can and never raises.
+calls, which finds what it can and never raises. Code in the plain form most actions take
+(`pyautogui.click(512, 384)`, `import pyautogui; pyautogui.press('enter')`: calls with number
+and simple string arguments) skips the compiler: `simple_code` reads it into the nodes `ast`
+would give, and the same functions read those.
 
 The calls of a step (sub-actions) are the calls that are not arguments of another call
 (`click(*locateCenterOnScreen('ok.png'))` is one click), in source order. Each gets a kind
@@ -49,6 +52,8 @@ import warnings
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
+
+from deskscore.collectors.simple_code import simple_calls, statement_pattern
 
 PARSERS: tuple[str, ...] = ("ast", "regex", "word", "dict")
 """How a sub-action was read: Python code by `ast`, code `ast` cannot parse by the regex scan,
@@ -150,6 +155,8 @@ def _value(node: ast.AST | None) -> Any:
     An f-string made only of literal parts is that string; with a placeholder it is unknown."""
     if node is None:
         return _UNKNOWN
+    if type(node) is ast.Constant:  # literal_eval's own first case, without its set-up
+        return node.value
     if isinstance(node, ast.JoinedStr):
         if all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in node.values):
             return "".join(v.value for v in node.values)  # type: ignore[attr-defined]
@@ -290,7 +297,7 @@ def _xy(bound: dict[str, ast.AST]) -> tuple[float | None, float | None]:
     return (fx, fy) if fx is not None and fy is not None else (None, None)
 
 
-def _pyautogui_call(fn: str, call: ast.Call) -> SubAction:
+def _pyautogui_call(fn: str, call: ast.Call, call_text: str | None) -> SubAction:
     kind, params = _PYAUTOGUI[fn]
     bound = _bind(call, params)
     x, y = _xy(bound) if "x" in params else (None, None)
@@ -336,24 +343,23 @@ def _pyautogui_call(fn: str, call: ast.Call) -> SubAction:
         amount = _number(_value(bound.get("clicks")))
     elif kind == "wait":
         seconds = _number(_value(bound.get("seconds")))
-    return SubAction(kind, f"pyautogui.{fn}", x, y, text, keys, button, clicks, amount, seconds)
+    return SubAction(kind, f"pyautogui.{fn}", x, y, text, keys, button, clicks, amount, seconds,
+                     call_text)  # fmt: skip
 
 
-def _read_call(call: ast.Call, names: dict[str, str], lines: list[bytes]) -> SubAction:
-    func = _dotted(call.func, names)
+def _read_call(call: ast.Call, func: str | None, call_text: str | None) -> SubAction:
+    """The call's sub-action, given its callee's dotted name (`_dotted`) and source text."""
     module, _, fn = (func or "").rpartition(".")
     if module == "pyautogui" and fn in _PYAUTOGUI:
-        sub = _pyautogui_call(fn, call)
-    elif func == "time.sleep":
+        return _pyautogui_call(fn, call, call_text)
+    if func == "time.sleep":
         first = call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
-        sub = SubAction("wait", func, seconds=_number(_value(first)))
-    elif func in _SHELL_CALLS:
+        return SubAction("wait", func, seconds=_number(_value(first)), call_text=call_text)
+    if func in _SHELL_CALLS:
         bound = _bind(call, ("args",))
         node = bound.get("args", bound.get("command", bound.get("cmd")))
-        sub = SubAction("bash", func, text=_shell_line(_value(node)))
-    else:
-        sub = SubAction("other", func)
-    return sub._replace(call_text=_segment(lines, call))
+        return SubAction("bash", func, text=_shell_line(_value(node)), call_text=call_text)
+    return SubAction("other", func, call_text=call_text)
 
 
 def _ast_calls(code: str) -> tuple[SubAction, ...] | None:
@@ -366,7 +372,19 @@ def _ast_calls(code: str) -> tuple[SubAction, ...] | None:
     imports, calls = _scan(tree)
     names = _names(imports)
     lines = source.encode("utf-8", "surrogatepass").splitlines(keepends=True)
-    return tuple(_read_call(c, names, lines) for c in calls)
+    return tuple(_read_call(c, _dotted(c.func, names), _segment(lines, c)) for c in calls)
+
+
+_SIMPLE = statement_pattern(_PYAUTOGUI)
+
+
+def _simple_calls(code: str) -> tuple[SubAction, ...] | None:
+    """The calls of code in the plain form `simple_code` reads without compiling it (the same
+    sub-actions `_ast_calls` gives it); None for any other code."""
+    found = simple_calls(code, _SIMPLE)
+    if found is None:
+        return None
+    return tuple(_read_call(node, func, text) for func, node, text in found)
 
 
 # --------------------------------------------------------------------------- regex fallback
@@ -488,13 +506,29 @@ def _regex_calls(code: str) -> tuple[SubAction, ...]:
 # --------------------------------------------------------------------------- the step
 
 
+def _marked(call: SubAction, effective: bool) -> SubAction:
+    """The call with `effective` set (itself when it already is: most calls are effective)."""
+    return call if call.effective is effective else call._replace(effective=effective)
+
+
 def decide(calls: Sequence[SubAction]) -> CodeRead:
     """The step's kind, x, y and text from its calls (STEP RULE in the module doc), and the
     calls with `effective` set."""
+    if len(calls) == 1:  # what the rule gives one call (never a key chord), directly
+        call = _marked(calls[0], True)
+        if call.x is not None and call.y is not None:
+            return CodeRead(call.kind, call.x, call.y, call.text, (call,))
+        return CodeRead(call.kind, None, None, call.text, (call,))
+    return _decide(calls)
+
+
+def _decide(calls: Sequence[SubAction]) -> CodeRead:
+    """The STEP RULE for any number of calls."""
     if not calls:
         return CodeRead("other", None, None, None, ())
-    tier = min(_TIER.get(c.kind, 0) for c in calls)
-    ranked = [c for c in calls if _TIER.get(c.kind, 0) < 3]
+    tiers = [_TIER.get(c.kind, 0) for c in calls]
+    tier = min(tiers)
+    ranked = [c for c, t in zip(calls, tiers, strict=True) if t < 3]
     downs = [k for c in ranked if c.kind == "key_down" for k in c.keys or ()]
     key_chord = (
         tier == 1
@@ -503,10 +537,10 @@ def decide(calls: Sequence[SubAction]) -> CodeRead:
         and bool(downs)
     )
     if key_chord:
-        marked = tuple(c._replace(effective=c.kind in ("key_down", "key_up")) for c in calls)
+        marked = tuple(_marked(c, c.kind in ("key_down", "key_up")) for c in calls)
         kind, text = ("hotkey" if len(downs) > 1 else "press"), "+".join(downs)
     else:
-        marked = tuple(c._replace(effective=_TIER.get(c.kind, 0) == tier) for c in calls)
+        marked = tuple(_marked(c, t == tier) for c, t in zip(calls, tiers, strict=True))
         first = next(c for c in marked if c.effective)
         kinds = {c.kind for c in marked if c.effective}
         kind = "multi" if tier == 0 and len(kinds) > 1 else first.kind
@@ -519,15 +553,24 @@ def decide(calls: Sequence[SubAction]) -> CodeRead:
     return CodeRead(kind, x, y, text, marked)
 
 
-@lru_cache(maxsize=4096)
-def read_code(code: str) -> CodeRead:
-    """Read a pyautogui code string (or a 'BASH <command>' line): its calls and the step's
-    kind, x, y, text. Pure and cached: runs repeat the same few actions many times."""
+def read_code_uncached(code: str, *, simple: bool = True) -> CodeRead:
+    """`read_code` without its cache. `simple=False` compiles every code string, plain or
+    not: the reading the plain-form shortcut is tested and benchmarked against."""
     stripped = code.lstrip()
     if stripped.startswith("BASH "):
         sub = SubAction("bash", None, text=stripped[5:], call_text=code, parser="word")
         return CodeRead("bash", None, None, stripped[5:], (sub,))
-    calls = _ast_calls(code)
+    calls = _simple_calls(code) if simple else None
+    if calls is None:
+        calls = _ast_calls(code)
     if calls is None:
         calls = _regex_calls(code)
     return decide(calls)
+
+
+@lru_cache(maxsize=4096)
+def read_code(code: str) -> CodeRead:
+    """Read a pyautogui code string (or a 'BASH <command>' line): its calls and the step's
+    kind, x, y, text. Pure and cached: runs repeat the same few actions many times; most of
+    the others are plain calls read without compiling them (`simple_code`)."""
+    return read_code_uncached(code)

@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
-from deskscore.collectors.action_code import SubAction, read_code
+from deskscore.collectors.action_code import CodeRead, SubAction, read_code
+
+CodeReader = Callable[[str], CodeRead]
+"""How code strings are read: `read_code`, or an uncached reading to compare or time it."""
 
 KINDS: tuple[str, ...] = (
     "click", "double_click", "right_click", "triple_click", "move", "drag", "mouse_down",
@@ -129,11 +133,11 @@ def _word(action: str, kind: str, fmt: str = "special", response: str | None = N
     return _result(action, fmt, kind, response=response, actions=(sub,))
 
 
-def _parse_string(action: str) -> dict:
+def _parse_string(action: str, read: CodeReader) -> dict:
     special = SPECIAL_KINDS.get(action.strip())
     if special is not None:
         return _word(action, special)
-    code = read_code(action)
+    code = read(action)
     return _result(action, "code", code.kind, code.x, code.y, code.text, actions=code.actions)
 
 
@@ -162,7 +166,7 @@ _CLAUDE_KINDS = {
 }
 
 
-def _parse_claude(action: dict) -> dict:
+def _parse_claude(action: dict, read: CodeReader) -> dict:
     inp = action.get("input")
     command = action.get("command")
     response = _as_text(action.get("raw_response"))
@@ -174,7 +178,7 @@ def _parse_claude(action: dict) -> dict:
         word = command.strip()
         kind = SPECIAL_KINDS.get(word)
         if kind is None:
-            code = read_code(command)
+            code = read(command)
             kind, cx, cy, typed = code.kind, code.x, code.y, code.text
     func = action.get("name") if isinstance(action.get("name"), str) else None
     if isinstance(inp, dict):
@@ -212,11 +216,11 @@ _OPERATOR_KINDS = {
 }
 
 
-def _parse_operator(action: dict) -> dict:
+def _parse_operator(action: dict, read: CodeReader) -> dict:
     inner = action.get("action")
     response = _as_text(action.get("raw_response"))
     if isinstance(inner, str):
-        r = _parse_string(inner)
+        r = _parse_string(inner, read)
         r["action_format"] = "operator"
         r["response"] = response
         return r
@@ -290,16 +294,16 @@ def _parse_computer_13(action: dict, kind: str, func: str) -> dict:
     return _result(_dumps(action), "computer_13", kind, x, y, typed, response, func=func, keys=keys)
 
 
-def _parse_dict(action: dict) -> dict:
+def _parse_dict(action: dict, read: CodeReader) -> dict:
     at = action.get("action_type")
     if isinstance(at, str):
         up = at.strip().upper()
         if up in SPECIAL_KINDS and not (set(action) - {"action_type", "raw_response"}):
             return _word(at, SPECIAL_KINDS[up], response=_as_text(action.get("raw_response")))
     if isinstance(action.get("input"), dict) or at == "tool_use" or "command" in action:
-        return _parse_claude(action)
+        return _parse_claude(action, read)
     if "action_space" in action or "call_id" in action or "pending_checks" in action:
-        return _parse_operator(action)
+        return _parse_operator(action, read)
     if isinstance(at, str):
         kind = _C13_KINDS.get(at.strip().upper())
         if kind is not None:
@@ -313,12 +317,34 @@ def parse_action(action: object) -> dict:
     """Keys: action_text (str|None), action_format, action_kind, x (float|None), y (float|None),
     text (str|None), response (str|None), actions (the step's SubActions, in order: one per
     call of a code string, the one dict action or word; none for no action). Total: never
-    raises, for any JSON value."""
+    raises, for any JSON value.
+
+    A string action's result is remembered (a run repeats its hotkeys, presses, scrolls and
+    words many times); each call gets a dict of its own, whose values are all immutable."""
+    if type(action) is str:
+        return dict(_parse_text(action))
+    return parse_action_uncached(action)
+
+
+@lru_cache(maxsize=4096)
+def _parse_text(action: str) -> dict:
+    """The remembered result, never handed out itself (callers may change their dict)."""
+    return parse_action_uncached(action)
+
+
+def clear_action_memo() -> None:
+    """Forget every remembered reading (`parse_action`'s and `read_code`'s): a cold start."""
+    _parse_text.cache_clear()
+    read_code.cache_clear()
+
+
+def parse_action_uncached(action: object, read: CodeReader = read_code) -> dict:
+    """`parse_action` without its memo, reading code strings with `read`."""
     try:
         if isinstance(action, str):
-            return _parse_string(action)
+            return _parse_string(action, read)
         if isinstance(action, dict):
-            return _parse_dict(action)
+            return _parse_dict(action, read)
         if action is None:
             return _result(None, "none", "other", actions=())
         return _result(_dumps(action), "dict", "other")

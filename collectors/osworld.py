@@ -133,8 +133,12 @@ def _excerpt(raw: bytes) -> str:
     return raw[:200].decode("utf-8", "backslashreplace")[:200]
 
 
+_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
+
 def dumps_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False)
+    """`json.dumps(obj, sort_keys=True, ensure_ascii=False)`, whose encoder is built once."""
+    return _JSON.encode(obj)
 
 
 def scrub_surrogates(obj: Any) -> Any:
