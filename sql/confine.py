@@ -17,12 +17,13 @@ leads where it points: that folder should be one of the user's own.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from deskscore.schemas import TABLES
-from deskscore.sql.loader import define_layers, empty_relation, table_files
+from deskscore.sql.loader import define_views, empty_relation, plan, table_files
+from deskscore.sql.references import words
 
 LOCKED_SETTINGS = (
     ("temp_directory", "''"),
@@ -64,17 +65,32 @@ def confine(con: Any, write_dir: str | os.PathLike[str] | None = None) -> None:
     con.execute("SET lock_configuration = true")
 
 
+def _datasets_named(only: str | Iterable[str] | None) -> str | list[str] | None:
+    """`only` with `raw_<table>` added for each `files_<table>` (a table's Arrow dataset, which
+    SQL may read directly) it names, so that the dataset is registered."""
+    if only is None:
+        return None
+    texts = [only] if isinstance(only, str) else list(only)
+    named = set().union(*(words(text) for text in texts))
+    return [*texts, *(f"raw_{name}" for name in TABLES if f"files_{name}" in named)]
+
+
 def confined_connect(
-    warehouse: str | os.PathLike[str], write_dir: str | os.PathLike[str] | None = None
+    warehouse: str | os.PathLike[str],
+    write_dir: str | os.PathLike[str] | None = None,
+    *,
+    only: str | Iterable[str] | None = None,
 ) -> Any:
-    """A DuckDB connection with every view of `sql.connect` over `warehouse`, which can read
-    no file and write none, except in `write_dir` when given (see the module's docstring)."""
+    """A DuckDB connection with the views of `sql.connect` over `warehouse` (every one, or
+    those the SQL `only` reads: see `sql.loader.plan`), which can read no file and write none,
+    except in `write_dir` when given (see the module's docstring). The views are defined
+    before the connection is locked down: none can be added after."""
     import duckdb
 
-    root = Path(warehouse).resolve()
+    needed = plan(_datasets_named(only))
     con = duckdb.connect(":memory:")
-    listed = table_files(root)  # one version of the warehouse for every table
-    for name in TABLES:
+    listed = table_files(Path(warehouse).resolve()) if needed.tables else {}
+    for name in needed.tables:  # one version of the warehouse for every table
         files = listed[name]
         if files:
             con.register(f"files_{name}", _dataset(files))
@@ -85,7 +101,7 @@ def confined_connect(
             )
         else:
             con.execute(f"CREATE OR REPLACE TEMP VIEW raw_{name} AS {empty_relation(name)}")
-    define_layers(con)
+    define_views(con, needed.views)
     confine(con, write_dir)
     return con
 

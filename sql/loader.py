@@ -11,19 +11,24 @@ The metric columns are not written out in the SQL: a file names them with an exp
 loader renders from the metric registry, `{{ name }}` or `{{ name(table) }}` (see
 `EXPRESSIONS`). Alone on its line (a trailing comma allowed) an expression becomes one column
 per line, indented as it is; inside a line, a comma-separated list.
+
+A connection for one query need not define every view: binding a view reads the footers of
+the Parquet files under it, and all of them take longer than most queries. Given the SQL it
+will run, `connect` defines only the views that SQL reads, and those they read (`plan`), each
+exactly as it always is, in the same order.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from deskscore.schemas import TABLES
-from deskscore.scorers import metrics
+from deskscore.sql.references import closure, sees_catalog
 
 DUCKDB_TYPES = {
     "string": "VARCHAR",
@@ -44,6 +49,8 @@ LAYERS = ("staging", "intermediate", "marts")
 
 def _metric_casts(table: str) -> list[str]:
     """Staging: rename and cast each metric column of a score table."""
+    from deskscore.scorers import metrics
+
     return [
         f"CAST({f.name} AS {DUCKDB_TYPES[f.type]}) AS {f.name}" for f in metrics.score_fields(table)
     ]
@@ -51,16 +58,22 @@ def _metric_casts(table: str) -> list[str]:
 
 def _board_columns(table: str) -> list[str]:
     """The leaderboard's figures that `table` stores."""
+    from deskscore.scorers import metrics
+
     return [m.name for m in metrics.board() if (m.table or "run_scores") == table]
 
 
 def _board_figures() -> list[str]:
     """The leaderboard's figures as it shows them: percentages as 100 x the fraction."""
+    from deskscore.scorers import metrics
+
     return [f"100 * {m.name} AS {m.column}" if m.percent else m.name for m in metrics.board()]
 
 
 def _rank_order() -> list[str]:
     """What the leaderboard ranks by, the better way first."""
+    from deskscore.scorers import metrics
+
     return [
         f"{name} {'DESC' if metrics.metric(name).direction == 'higher' else 'ASC'} NULLS LAST"
         for name in metrics.RANKED_BY
@@ -108,17 +121,27 @@ def render(text: str, where: str = "SQL") -> str:
     return _EXPRESSION.sub(expand, text) if "{{" in text else text
 
 
+def _written(folder: str) -> list[tuple[str, str]]:
+    """(file name without .sql, SQL as written) of a layer's files, in the order they are
+    applied."""
+    base = resources.files("deskscore.sql").joinpath(folder)
+    files = sorted((p.name, p) for p in base.iterdir() if p.name.endswith(".sql"))
+    return [(name.removesuffix(".sql"), path.read_text()) for name, path in files]
+
+
 def sql_files(folder: str) -> list[tuple[str, str]]:
     """(name, rendered SQL) of a layer's files, in the order they are applied."""
-    base = resources.files("deskscore.sql").joinpath(folder)
-    files = sorted((p.name, p.read_text()) for p in base.iterdir() if p.name.endswith(".sql"))
-    return [(name.removesuffix(".sql"), render(text, f"{folder}/{name}")) for name, text in files]
+    return [(name, render(text, f"{folder}/{name}.sql")) for name, text in _written(folder)]
+
+
+def _view_name(file_name: str) -> str:
+    """A numeric prefix orders the files whose views use each other; it is not part of the name."""
+    return file_name.split("_", 1)[1] if file_name[:2].isdigit() else file_name
 
 
 def _view_names(folder: str) -> list[str]:
-    """Views in the order they are applied (file names sort them; a numeric prefix orders
-    those that use each other and is not part of the name)."""
-    return [name.split("_", 1)[1] if name[:2].isdigit() else name for name, _ in sql_files(folder)]
+    """Views in the order they are applied (file names sort them)."""
+    return [_view_name(name) for name, _ in _written(folder)]
 
 
 def staging_names() -> list[str]:
@@ -163,6 +186,8 @@ def table_files(root: Path) -> dict[str, list[Path]]:
 
 def empty_relation(name: str) -> str:
     """A typed relation with no rows: a table with no files yet still has every column."""
+    from deskscore.scorers import metrics  # noqa: F401  (declares the score tables' metric columns)
+
     cols = ", ".join(
         f"CAST(NULL AS {DUCKDB_TYPES[f.type]}) AS {f.name}" for f in TABLES[name].fields
     )
@@ -181,25 +206,68 @@ def _raw_relation(name: str, files: list[Path]) -> str:
     return empty_relation(name)
 
 
-def define_layers(con: Any) -> None:
-    """Every staging view, intermediate building block and mart, as temporary views of `con`,
-    over its `raw_<table>` relations."""
-    for folder in LAYERS:
-        for _, text in sql_files(folder):
-            con.execute(text.replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP VIEW"))
+class Plan(NamedTuple):
+    """What a connection defines: the tables whose `raw_<table>` relation it reads, and the
+    CREATE statements of the views, in the order they are applied."""
+
+    tables: list[str]
+    views: list[str]
+
+
+def plan(only: str | Iterable[str] | None = None) -> Plan:
+    """Every relation (None), or those SQL `only` reads: the views and `raw_<table>` relations
+    it names as whole words, and those their SQL names, transitively (see sql.references);
+    every one still when `only` can see the catalog (SHOW TABLES, information_schema, ...).
+    A view is defined as it always is, only not when nothing reads it."""
+    texts = [only] if isinstance(only, str) else None if only is None else list(only)
+    written = {
+        _view_name(name): (f"{folder}/{name}.sql", text)
+        for folder in LAYERS
+        for name, text in _written(folder)
+    }
+    rendered: dict[str, str] = {}
+
+    def sql_of(view: str) -> str:
+        if view not in rendered:
+            where, text = written[view]
+            rendered[view] = render(text, where)
+        return rendered[view]
+
+    raw = [f"raw_{name}" for name in TABLES]
+    if texts is None or any(sees_catalog(text) for text in texts):
+        needed = {*raw, *written}
+    else:  # a raw_<table> relation reads files, no view
+        needed = closure(texts, {*raw, *written}, lambda v: sql_of(v) if v in written else None)
+    views = [sql_of(view) for view in written if view in needed]
+    return Plan([name for name in TABLES if f"raw_{name}" in needed], views)
+
+
+def define_views(con: Any, views: Sequence[str]) -> None:
+    """The `views` (CREATE statements, in order) as temporary views of `con`."""
+    for text in views:
+        con.execute(text.replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TEMP VIEW"))
 
 
 def connect(
-    warehouse: str | os.PathLike[str], database: str = ":memory:", read_only: bool = False
+    warehouse: str | os.PathLike[str],
+    database: str = ":memory:",
+    read_only: bool = False,
+    *,
+    only: str | Iterable[str] | None = None,
 ) -> Any:
-    """A DuckDB connection with every staging view and mart defined over `warehouse`, as its
-    current manifest has it: one consistent version, whatever writers do meanwhile."""
+    """A DuckDB connection with the staging views and marts defined over `warehouse`, as its
+    current manifest has it: one consistent version, whatever writers do meanwhile. Every
+    view, or, given `only` (the SQL the caller will run, or just the names of the views it
+    reads), those it reads (see `plan`): a connection for one query starts faster."""
     import duckdb
 
-    root = Path(warehouse).resolve()
-    files = table_files(root)
+    needed = plan(only)
     con = duckdb.connect(database, read_only=read_only)
-    for name in TABLES:
-        con.execute(f"CREATE OR REPLACE TEMP VIEW raw_{name} AS {_raw_relation(name, files[name])}")
-    define_layers(con)
+    if needed.tables:
+        files = table_files(Path(warehouse).resolve())
+        for name in needed.tables:
+            con.execute(
+                f"CREATE OR REPLACE TEMP VIEW raw_{name} AS {_raw_relation(name, files[name])}"
+            )
+    define_views(con, needed.views)
     return con

@@ -163,7 +163,8 @@ def breakdown_text(
     nothing applies."""
     from deskscore.sql import connect
 
-    con = connect(warehouse)
+    views = [spec.view for spec in (OSWORLD_BREAKDOWNS.get(by), BREAKDOWNS.get(by)) if spec]
+    con = connect(warehouse, only=("runs", "run_scores", "run_labels", *views))
     chosen = {"human_version": human_version, "max_steps_scoring": max_steps_scoring}
     chosen["compat"] = compat
     sections = _osworld(con, warehouse, by, fmt, chosen)

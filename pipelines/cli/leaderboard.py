@@ -106,7 +106,7 @@ def leaderboard_text(
     configuration was never scored."""
     from deskscore.sql import connect
 
-    con = connect(warehouse)
+    con = connect(warehouse, only=("run_scores", "leaderboard"))  # what is queried below
     config = configuration(
         con,
         warehouse,

@@ -22,7 +22,15 @@ COMMANDS = (
 """The subcommands, in the order `--help` lists them: modules of deskscore.pipelines.cli."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The `deskscore` parser, every command declared; or, for a command line `argv` that
+    starts with a command, that command alone, so that only its module is imported (the
+    others' imports would be most of a quick command's time). `--help`, no command or an
+    unknown one still declare them all: the help and the suggestions are those of the full
+    parser, and a command's own parser is the same either way."""
+    names = COMMANDS
+    if argv and argv[0] in COMMANDS:
+        names = (argv[0],)
     parser = argparse.ArgumentParser(
         prog="deskscore",
         description="Re-score computer-use-agent trajectory archives offline and query them with SQL.",
@@ -31,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Beam as given); any other option a command does not know is an error.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in COMMANDS:
+    for name in names:
         importlib.import_module(f"deskscore.pipelines.cli.{name}").add_parser(sub)
     return parser
 
@@ -46,12 +54,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from deskscore.pipelines.cli.output import say
     from deskscore.pipelines.infra.runner import RunnerUnavailable, check_runner, runner_args
 
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     after: list[str] = []
     if "--" in argv:  # what follows goes to Beam as given
         cut = argv.index("--")
         argv, after = argv[:cut], argv[cut + 1 :]
+    parser = build_parser(argv)
     args, unknown = parser.parse_known_args(argv)
     # Beam's import warns about optional cloud clients on the root logger; keep stderr for
     # what the user can act on.

@@ -101,7 +101,7 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         folder.mkdir(parents=True, exist_ok=True)
     elif args.out is not None:
         raise UserError("--out names where --write writes: pass --write too")
-    con = confined_connect(root, folder)
+    con = confined_connect(root, folder, only=args.query)  # the views it reads, no others
     try:
         with contextlib.chdir(folder) if folder else contextlib.nullcontext():
             relation = con.sql(args.query)

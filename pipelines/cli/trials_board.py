@@ -37,7 +37,7 @@ def trials_text(warehouse: str, fmt: str = "table", **filters: Any) -> tuple[str
     """The `trials` mart rendered (only the configuration `filters` name), and its row count."""
     from deskscore.sql import connect
 
-    con = connect(warehouse)
+    con = connect(warehouse, only="trials")
     where = " AND ".join(f"{k} = ${k}" for k, v in filters.items() if v is not None) or "true"
     params = {k: v for k, v in filters.items() if v is not None}
     cols = ", ".join(f"{expr} AS {name}" for name, expr, _ in TRIAL_COLUMNS)

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,3 +111,107 @@ def test_an_expression_alone_on_its_line_gives_one_column_per_line() -> None:
         "ORDER BY success_rate_human DESC NULLS LAST, wes_plus_single DESC NULLS LAST, "
         "success_rate_run DESC NULLS LAST"
     )
+
+
+@pytest.fixture(scope="module")
+def mixed_warehouse(deskcraft_archive: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The DeskCraft runs and two generated OSWorld runs (one task per domain) side by side,
+    scored under one configuration: rows in every mart, as in a demo's warehouse."""
+    from deskscore.collectors.synthetic import load_profiles, task_slice, write_run
+    from deskscore.pipelines.jobs.ingest import run_ingest
+    from deskscore.pipelines.jobs.score import run_score
+    from deskscore.pipelines.options import IngestOptions, ScoreOptions
+
+    root = tmp_path_factory.mktemp("mixed")
+    wh, results = root / "wh", root / "results"
+    shutil.copytree(deskcraft_archive["warehouse"], wh)
+    for seed, profile in enumerate(load_profiles()[:2]):
+        write_run(results, profile, task_slice(per_domain=1), seed=seed, screenshots="none")
+    run_ingest(IngestOptions(str(wh), sources=(str(results),), engine="direct"))
+    run_score(ScoreOptions(str(wh), max_steps_scoring=15, engine="direct"))
+    return wh
+
+
+def _defined(con: Any) -> set[str]:
+    """The views defined on `con` (the loader's, none of DuckDB's own)."""
+    rows = con.sql("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
+    return {name for (name,) in rows}
+
+
+def _stated_reads() -> dict[str, set[str]]:
+    """What each view reads, as its header states it (staging: its raw relation)."""
+    stated = {name: {f"raw_{name}"} for name in staging_names()}
+    for layer, names in (("intermediate", intermediate_names()), ("marts", mart_names())):
+        for (_, text), name in zip(sql_files(layer), names, strict=True):
+            stated[name] = set(_reads(text)[0])
+    return stated
+
+
+def _with_what_it_reads(view: str, stated: dict[str, set[str]]) -> set[str]:
+    found, todo = set(), [view]
+    while todo:
+        name = todo.pop()
+        if name not in found:
+            found.add(name)
+            todo.extend(stated.get(name, ()))
+    return found
+
+
+def _ordered_rows(con: Any, view: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    relation = con.sql(f"SELECT * FROM {view} ORDER BY ALL")
+    return relation.columns, relation.fetchall()
+
+
+@pytest.fixture(scope="module")
+def every_view(mixed_warehouse: Path) -> Any:
+    con = connect(mixed_warehouse)
+    con.execute("SET threads = 1")  # sums add their terms in one order, on both connections
+    return con
+
+
+@pytest.mark.parametrize("mart", mart_names())
+def test_a_connection_for_one_mart_defines_it_and_what_it_reads_and_gives_the_same_rows(
+    mixed_warehouse: Path, every_view: Any, mart: str
+) -> None:
+    con = connect(mixed_warehouse, only=f"SELECT * FROM {mart}")
+    con.execute("SET threads = 1")
+    defined = _defined(con)
+    assert _with_what_it_reads(mart, _stated_reads()) <= defined < _defined(every_view)
+    columns, rows = _ordered_rows(con, mart)
+    assert rows, f"the warehouse has no {mart} rows: the comparison would prove nothing"
+    assert (columns, rows) == _ordered_rows(every_view, mart)
+
+
+def test_a_connection_for_sql_that_names_no_view_defines_none(tmp_path: Path) -> None:
+    con = connect(tmp_path, only="SELECT 42 AS answer")
+    assert _defined(con) == set()
+    assert con.sql("SELECT 42 AS answer").fetchall() == [(42,)]
+    assert _defined(connect(tmp_path, only=["runs", "leaderboard"])) >= {"runs", "leaderboard"}
+
+
+@pytest.fixture(scope="module")
+def empty_warehouse(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """A warehouse with no file yet, and a connection with every view over it."""
+    root = tmp_path_factory.mktemp("empty")
+    return root, connect(root)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SHOW TABLES",
+        "DESC",
+        "SELECT name, column_names FROM (DESCRIBE) ORDER BY name",
+        "SELECT table_name FROM information_schema.tables ORDER BY 1",
+        "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal ORDER BY 1",
+        "PRAGMA show_tables",
+        "SELECT count(*) FROM query_table('leader' || 'board')",
+    ],
+)
+def test_sql_that_lists_the_catalog_sees_every_view_as_ever(
+    empty_warehouse: tuple[Path, Any], sql: str
+) -> None:
+    root, every_view = empty_warehouse
+    expected = every_view.sql(sql).fetchall()
+    assert connect(root, only=sql).sql(sql).fetchall() == expected
+    assert len(expected) > len(mart_names()) or "query_table" in sql

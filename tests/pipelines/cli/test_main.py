@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from deskscore.pipelines.cli.main import main
+from deskscore.pipelines.cli.main import COMMANDS, _subparsers, build_parser, main
 from deskscore.sql import connect
 
 
@@ -170,3 +170,16 @@ def test_an_unreadable_source_fails_the_command_but_not_the_others(demo, tmp_pat
         == 0
     )
     assert capsys.readouterr().out.splitlines() == ["runs", "1"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_command_line_gets_the_same_parser_with_only_its_command_declared(command) -> None:
+    alone = _subparsers(build_parser([command, "--help"])).choices
+    assert list(alone) == [command]
+    full = _subparsers(build_parser()).choices[command]
+    assert alone[command].format_help() == full.format_help()
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"], ["-h", "sql"], ["leaderbord"], ["--", "sql"]])
+def test_help_and_unknown_commands_get_every_command_declared(argv) -> None:
+    assert list(_subparsers(build_parser(argv)).choices) == list(COMMANDS)

@@ -7,13 +7,15 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from deskscore.collectors.warehouse import Warehouse
-from deskscore.pipelines.cli.main import main
+from deskscore.pipelines.cli.main import COMMANDS, main
 from deskscore.sql import connect, intermediate_names, mart_names, staging_names
 
 MODES = {
@@ -251,3 +253,53 @@ def test_json_output_holds_decimals_and_intervals(
     query = "SELECT 1.25 AS price, INTERVAL 90 SECOND AS took"
     assert main(["sql", query, "--warehouse", str(warehouse), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out) == [{"price": "1.25", "took": "0:01:30"}]
+
+
+def _views(con: Any) -> set[str]:
+    rows = con.sql("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
+    return {name for (name,) in rows}
+
+
+def test_a_query_defines_only_the_views_it_reads(
+    warehouse: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deskscore.sql import confine
+
+    made: list[Any] = []
+    real = confine.confined_connect
+
+    def kept(*args: Any, **kwargs: Any) -> Any:
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(confine, "confined_connect", kept)
+    queries = ("SELECT 1", "SELECT count(*) FROM files_runs", "SELECT count(*) FROM leaderboard")
+    for query in queries:
+        assert main(["sql", query, "--warehouse", str(warehouse), "--format", "csv"]) == 0
+    no_view, dataset, mart = map(_views, made)
+    assert no_view == set()
+    assert dataset == {"files_runs", "raw_runs"}  # the Arrow dataset, and the view over it
+    assert {"leaderboard", "run_labels", "runs", "raw_runs", "run_scores"} <= mart
+    assert "per_level" not in mart and "verdict_agreement" not in mart
+    counts = capsys.readouterr().out.split()
+    plain = connect(warehouse)
+    assert counts[-1] == str(plain.sql(queries[-1]).fetchall()[0][0])
+    assert counts[-3] == str(plain.sql("SELECT count(*) FROM runs").fetchall()[0][0]) != "0"
+
+
+def test_a_query_naming_no_view_loads_neither_pyarrow_nor_the_other_commands(
+    warehouse: Path,
+) -> None:
+    script = (
+        "import json, sys\n"
+        "from deskscore.pipelines.cli.main import main\n"
+        f"code = main(['sql', 'SELECT 1', '--warehouse', {str(warehouse)!r}])\n"
+        "print(json.dumps([code, sorted(sys.modules)]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    code, modules = json.loads(done.stdout.splitlines()[-1])
+    assert code == 0
+    assert "pyarrow" not in modules and "numpy" not in modules and "polars" not in modules
+    loaded = {m.rsplit(".", 1)[1] for m in modules if m.startswith("deskscore.pipelines.cli.")}
+    assert loaded & set(COMMANDS) == {"sql"}
