@@ -109,7 +109,7 @@ class RunColumns:
                 spans = self._spans[name]
                 take = [i for e in order for i in range(starts[e], starts[e] + spans[e])]
                 table = table.take(pa.array(take, type=pa.int64()))
-            out[name] = table.combine_chunks()
+            out[name] = table
         return out
 
 
