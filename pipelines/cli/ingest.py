@@ -49,7 +49,7 @@ def reconciliation(
     from deskscore.collectors.ids import source_id
     from deskscore.sql import connect
 
-    con = connect(warehouse)
+    con = connect(warehouse, only=("runs", "episodes", "steps", "quarantine"))  # read below
     normalised = [canonical_uri(s) for s in sources]
     con.execute("CREATE TEMP TABLE ingested_sources(source VARCHAR, status VARCHAR)")
     named = [[s, "read"] for s in normalised] + [[canonical_uri(s), "unchanged"] for s in unchanged]

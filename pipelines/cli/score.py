@@ -29,7 +29,8 @@ def unmatched_runs(options: ScoreOptions) -> list[str]:
     if options.runs:
         condition += " AND s.run_id IN (SELECT unnest($runs))"
         params["runs"] = list(options.runs)
-    rows = connect(options.warehouse).sql(
+    con = connect(options.warehouse, only=("run_scores", "runs", "run_labels"))  # read below
+    rows = con.sql(
         f"""
         SELECT l.label FROM run_scores AS s
         JOIN runs AS r USING (run_id) JOIN run_labels AS l USING (run_id)
