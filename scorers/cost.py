@@ -343,16 +343,28 @@ def episode_costs(
     return EpisodeCosts(rows, exact, priced_sums)
 
 
+def unpriced_models(priced: Priced) -> list[str]:
+    """The models of the calls `price_calls` left unpriced, as run_costs lists them."""
+    return sorted(
+        {
+            str(c["model"] or "(no model named)")
+            for c, a in zip(priced.rows, priced.exact, strict=True)
+            if a is None
+        }
+    )
+
+
 def run_cost(
     run_id: str,
     benchmark: str,
     episodes: Sequence[Mapping[str, Any]],
     per_episode: EpisodeCosts,
-    priced: Priced,
+    unpriced: Sequence[str],
     prices_label: str,
 ) -> dict[str, Any]:
     """The run_costs row: totals in exact Decimal, success by the deskscore rules (r clamped
-    into [0, 1], non-finite and unparseable results not run)."""
+    into [0, 1], non-finite and unparseable results not run); `unpriced`: the models of the
+    calls left unpriced (`unpriced_models`)."""
     rows = per_episode.rows
     with_usage = [i for i, e in enumerate(rows) if e["n_llm_calls"]]
     n_unpriced = sum(e["n_unpriced_calls"] for e in rows)
@@ -366,13 +378,6 @@ def run_cost(
     n_run = sum(1 for r in rewards if r is not None)
     n_success = sum(1 for r in rewards if is_strict_success(r))
     times = [e["task_time_s"] for e in rows if e["task_time_s"] is not None]
-    unpriced_models = sorted(
-        {
-            str(c["model"] or "(no model named)")
-            for c, a in zip(priced.rows, priced.exact, strict=True)
-            if a is None
-        }
-    )
 
     def tokens(key: str) -> int | None:
         return _sum(e[key] for e in rows)
@@ -384,7 +389,7 @@ def run_cost(
         "n_episodes_with_usage": len(with_usage),
         "n_llm_calls": sum(e["n_llm_calls"] for e in rows),
         "n_unpriced_calls": n_unpriced,
-        "unpriced_models": unpriced_models or None,
+        "unpriced_models": list(unpriced) or None,
         **{f: tokens(f) for f in TOKEN_FIELDS},
         "cost_usd": float(total) if total is not None else None,
         "priced_cost_usd": float(priced_total) if priced_total is not None else None,
@@ -418,4 +423,5 @@ __all__ = [
     "price_calls",
     "read_prices",
     "run_cost",
+    "unpriced_models",
 ]

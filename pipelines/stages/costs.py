@@ -12,20 +12,19 @@ from __future__ import annotations
 from typing import Any
 
 from deskscore.pipelines.stages.base import RunKey, RunStage
-from deskscore.scorers.cost import PriceTable
+from deskscore.scorers.cost import PriceTable, unpriced_models
 
 _EPISODE_COLS = ["run_id", "benchmark", "domain", "task_id", "score", "started_at", "ended_at",
                  "n_turns"]  # fmt: skip
-_CALL_COLS = ["run_id", "benchmark", "domain", "task_id", "call_idx", "step_num", "step_idx",
-              "stage", "model", "prompt_tokens", "cached_prompt_tokens", "cache_write_tokens",
-              "completion_tokens", "reasoning_tokens", "reasoning_in_completion",
-              "latency_s"]  # fmt: skip
 _ORDER = ("domain", "task_id", "call_idx")
 
 
-def cost_run(wh: Any, benchmark: str, run_id: str, table: PriceTable) -> dict[str, list[dict]]:
-    """One run's llm_call_costs, episode_costs and run_costs rows, from the warehouse."""
-    from deskscore.scorers.cost import episode_costs, price_calls, run_cost
+def cost_run(wh: Any, benchmark: str, run_id: str, table: PriceTable) -> dict[str, Any]:
+    """One run's llm_call_costs (a pyarrow table), episode_costs and run_costs rows, from the
+    warehouse. Calls are priced over columns (`scorers.cost_columns`), or row by row where
+    that would not be exact."""
+    from deskscore.scorers.cost import EpisodeCosts, episode_costs, price_calls, run_cost
+    from deskscore.scorers.cost_columns import CALL_COLUMNS, price_run
 
     part = {"benchmark": benchmark, "run_id": run_id}
     runs = wh.read("runs", part, columns=["model"]).to_pylist()
@@ -34,15 +33,22 @@ def cost_run(wh: Any, benchmark: str, run_id: str, table: PriceTable) -> dict[st
         wh.read("episodes", part, columns=_EPISODE_COLS).to_pylist(),
         key=lambda e: (e["domain"], e["task_id"]),
     )
-    calls = sorted(
-        wh.read("llm_calls", part, columns=_CALL_COLS).to_pylist(),
-        key=lambda c: tuple(c[k] for k in _ORDER),
-    )
-    priced = price_calls(calls, table, run_model)
-    per_episode = episode_costs(episodes, calls, priced)
-    run_row = run_cost(run_id, benchmark, episodes, per_episode, priced, table.label)
+    calls = wh.read("llm_calls", part, columns=list(CALL_COLUMNS))
+    calls = calls.sort_by([(k, "ascending") for k in _ORDER])  # stable, as Python's sort
+    columns = price_run(calls, episodes, table, run_model)
+    if columns is not None:
+        per_episode = EpisodeCosts(columns.episodes, columns.exact, columns.priced)
+        priced_calls: Any = columns.calls
+        unpriced = columns.unpriced_models
+    else:
+        rows = calls.to_pylist()
+        priced = price_calls(rows, table, run_model)
+        per_episode = episode_costs(episodes, rows, priced)
+        priced_calls = priced.rows
+        unpriced = unpriced_models(priced)
+    run_row = run_cost(run_id, benchmark, episodes, per_episode, unpriced, table.label)
     return {
-        "llm_call_costs": priced.rows,
+        "llm_call_costs": priced_calls,
         "episode_costs": per_episode.rows,
         "run_costs": [run_row],
     }

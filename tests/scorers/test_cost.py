@@ -21,6 +21,7 @@ from deskscore.scorers.cost import (
     load_prices,
     price_calls,
     run_cost,
+    unpriced_models,
 )
 
 D = Decimal
@@ -179,7 +180,7 @@ def test_episode_and_run_totals_are_exact_to_the_cent() -> None:
     ]  # fmt: skip
     priced = price_calls(calls, table, None)
     per_episode = episode_costs(episodes, calls, priced)
-    run = run_cost("r", "osworld", episodes, per_episode, priced, table.label)
+    run = run_cost("r", "osworld", episodes, per_episode, unpriced_models(priced), table.label)
     # by hand: gpt-5 1.25 / 0.125 / 10.00; claude-sonnet-4-5 3.00 / 0.30 / 3.75 / 15.00
     t1 = (
         D(20_000) * D("1.25")
@@ -221,7 +222,7 @@ def test_one_unpriced_call_leaves_the_total_null_and_a_lower_bound() -> None:
                  "score": 1.0, "started_at": None, "ended_at": None, "n_turns": 2}]  # fmt: skip
     priced = price_calls(calls, table, None)
     per_episode = episode_costs(episodes, calls, priced)
-    run = run_cost("r", "osworld", episodes, per_episode, priced, table.label)
+    run = run_cost("r", "osworld", episodes, per_episode, unpriced_models(priced), table.label)
     assert per_episode.rows[0]["cost_usd"] is None and run["cost_usd"] is None
     assert run["priced_cost_usd"] == 1.25 and run["unpriced_models"] == ["mystery-9b"]
     assert run["cost_per_task_usd"] is None and run["n_unpriced_calls"] == 1

@@ -1,0 +1,224 @@
+"""A run's model calls priced over columns: the figures of `cost.price_calls` and
+`cost.episode_costs`, exactly, without a Python row or a Decimal per call.
+
+A run records tens of thousands of calls; priced one Decimal row at a time they were most of
+`score`'s time. Here every rate of the prices in use is scaled to an integer (10**d units,
+d the most decimal places of any of them), so each call's amount is an exact integer product
+of token count and rate, summed exactly per episode; a cost becomes a float by one division
+of two integers that float64 holds exactly, which IEEE rounds correctly, as `float(Decimal)`
+does: the same double, bit for bit. Episode totals go back to Decimal (exactly) for the run's
+figures. Where a price file or a count is too large for that (a rate with more than nine
+decimal places, or products beyond 2**53), `price_run` returns None and the caller uses the
+row functions, which are exact for any input.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from deskscore.scorers.cost import TOKEN_FIELDS, Price, PriceTable
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+_EXACT_FLOAT = 2**53
+"""Integers up to this are exact in float64."""
+_MAX_PLACES = 9
+"""Decimal places a rate may have here: 10**(9 + 6) stays under 2**53."""
+
+CALL_COLUMNS = (
+    "run_id", "benchmark", "domain", "task_id", "call_idx", "step_num", "step_idx", "stage",
+    "model", "prompt_tokens", "cached_prompt_tokens", "cache_write_tokens",
+    "completion_tokens", "reasoning_tokens", "reasoning_in_completion", "latency_s",
+)  # fmt: skip
+"""The llm_calls columns pricing reads."""
+
+
+class PricedRun(NamedTuple):
+    """What `cost.price_calls` and `cost.episode_costs` give, for one run."""
+
+    calls: pa.Table
+    """llm_call_costs, one row per call, in the order of the calls given."""
+    episodes: list[dict[str, Any]]
+    """episode_costs rows, one per episode given, in its order."""
+    exact: list[Decimal | None]
+    """Each episode's exact total (None when it has no call or an unpriced one)."""
+    priced: list[Decimal | None]
+    """Each episode's exact sum over its priced calls."""
+    unpriced_models: list[str]
+    """Models of the calls left unpriced, as run_costs lists them."""
+
+
+def _places(rate: Decimal) -> int:
+    exponent = rate.as_tuple().exponent
+    return max(0, -exponent) if isinstance(exponent, int) else _MAX_PLACES + 1
+
+
+def _rates(price: Price) -> tuple[Decimal, Decimal, Decimal, Decimal]:
+    """(input, cached input, cache write, output) per million tokens."""
+    cached = (
+        price.input_per_mtok if price.cached_input_per_mtok is None else price.cached_input_per_mtok
+    )
+    write = (
+        price.input_per_mtok if price.cache_write_per_mtok is None else price.cache_write_per_mtok
+    )
+    return price.input_per_mtok, cached, write, price.output_per_mtok
+
+
+def _ints(arrow: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(values with nulls as 0, int64; validity) of an integer column."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    valid = np.asarray(arrow.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    values = pc.fill_null(arrow, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    return values, valid
+
+
+def price_run(
+    calls: pa.Table,
+    episodes: Sequence[Mapping[str, Any]],
+    table: PriceTable,
+    run_model: str | None,
+) -> PricedRun | None:
+    """`calls` (llm_calls rows with CALL_COLUMNS, sorted by domain, task_id, call_idx) and the
+    run's `episodes` (sorted by domain, task_id) priced as `cost.price_calls` and
+    `cost.episode_costs` price them; None when the amounts would not be exact here (see the
+    module doc)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from deskscore.schemas import arrow_schema
+
+    n = calls.num_rows
+    named = calls.column("model").to_pylist()
+    models = [m if m else run_model for m in named]
+    sources = ["call" if m else ("run" if run_model else "none") for m in named]
+    matches = {m: table.match(m) for m in set(models)}
+    used = [p for p, _ in matches.values() if p is not None]
+    places = max((_places(r) for p in used for r in _rates(p)), default=0)
+    if places > _MAX_PLACES:
+        return None
+    scale = 10**places
+    int_rates = {
+        m: tuple(int(r.scaleb(places)) for r in _rates(p)) if p is not None else None
+        for m, (p, _) in matches.items()
+    }
+
+    prompt, prompt_ok = _ints(calls.column("prompt_tokens"))
+    completion, completion_ok = _ints(calls.column("completion_tokens"))
+    cached, _ = _ints(calls.column("cached_prompt_tokens"))
+    written, _ = _ints(calls.column("cache_write_tokens"))
+    reasoning, _ = _ints(calls.column("reasoning_tokens"))
+    in_completion = calls.column("reasoning_in_completion").to_pylist()
+    extra = np.array([v is False for v in in_completion], dtype=bool) & (reasoning != 0)
+    uncached = prompt - cached - written
+    output = completion + np.where(extra, reasoning, 0)
+
+    has_price = np.array([int_rates[m] is not None for m in models], dtype=bool)
+    rate = np.array([int_rates[m] or (0, 0, 0, 0) for m in models], dtype=np.int64).reshape(n, 4)
+    tokens = (
+        np.stack([uncached, cached, written, output], axis=1) if n else np.zeros((0, 4), np.int64)
+    )
+    if n and (np.abs(tokens).max(initial=0) * np.abs(rate).max(initial=0) * 4 >= _EXACT_FLOAT):
+        return None
+    has_tokens = prompt_ok & completion_ok
+    ok = has_price & has_tokens & (uncached >= 0)
+    amounts = np.where(ok[:, None], tokens * rate, 0)
+    totals = amounts.sum(axis=1)
+    reasons = np.where(
+        ~has_price, "no_price", np.where(~has_tokens, "no_tokens", "inconsistent_tokens")
+    )
+    denominator = float(scale * 1_000_000)
+
+    def money(values: np.ndarray) -> pa.Array:
+        return pa.array(values / denominator, type=pa.float64(), mask=~ok)
+
+    prices = [matches[m] for m in models]
+    schema = arrow_schema("llm_call_costs")
+    kept = ("run_id", "benchmark", "domain", "task_id", "call_idx", "step_num", "stage")
+    columns = {
+        **{k: calls.column(k) for k in kept},
+        "model": pa.array(models, type=pa.string()),
+        "model_source": pa.array(sources, type=pa.string()),
+        "price_model": pa.array([p.model if p else None for p, _ in prices], type=pa.string()),
+        "price_match": pa.array([how for _, how in prices], type=pa.string()),
+        "price_read_on": pa.array([p.read_on if p else None for p, _ in prices], type=pa.string()),
+        "input_cost_usd": money(amounts[:, 0]),
+        "cached_input_cost_usd": money(amounts[:, 1]),
+        "cache_write_cost_usd": money(amounts[:, 2]),
+        "output_cost_usd": money(amounts[:, 3]),
+        "cost_usd": money(totals),
+        "unpriced_reason": pa.array(reasons, type=pa.string(), mask=ok),
+    }
+    priced_calls = pa.Table.from_arrays(
+        [columns[f].cast(schema.field(f).type) for f in schema.names], schema=schema
+    )
+    unpriced_models = sorted({str(models[i] or "(no model named)") for i in np.flatnonzero(~ok)})
+    rows, exact, priced = _episodes(calls, episodes, ok, totals, places)
+    return PricedRun(priced_calls, rows, exact, priced, unpriced_models)
+
+
+def _episodes(
+    calls: pa.Table,
+    episodes: Sequence[Mapping[str, Any]],
+    ok: np.ndarray,
+    totals: np.ndarray,
+    places: int,
+) -> tuple[list[dict[str, Any]], list[Decimal | None], list[Decimal | None]]:
+    """episode_costs rows and exact totals, as `cost.episode_costs` computes them. Float sums
+    (latencies) are added in Python, call by call, in the same order: numpy would add them
+    pairwise and could differ in the last bit."""
+    from deskscore.scorers.cost import _EPISODE, _seconds
+
+    keys = list(zip(calls.column("domain").to_pylist(), calls.column("task_id").to_pylist(),
+                    strict=True))  # fmt: skip
+    spans: dict[tuple[str, str], tuple[int, int]] = {}
+    at = 0
+    for key, group in itertools.groupby(keys):
+        size = sum(1 for _ in group)
+        spans.setdefault(key, (at, at + size))
+        at += size
+    latency = calls.column("latency_s").to_pylist()
+    first = calls.column("step_idx").to_pylist()
+    counts = {f: _ints(calls.column(f)) for f in TOKEN_FIELDS}
+    shift = places + 6
+    rows, exact, priced = [], [], []
+    for ep in episodes:
+        lo, hi = spans.get((ep["domain"], ep["task_id"]), (0, 0))
+        n = hi - lo
+        unpriced = int(n - ok[lo:hi].sum())
+        known = [v for v in latency[lo:hi] if v is not None]
+        first_turn = [latency[i] or 0.0 for i in range(lo, hi) if first[i] == 0]
+        wall = _seconds(ep.get("started_at"), ep.get("ended_at"))
+        priced_sum = (
+            Decimal(int(totals[lo:hi][ok[lo:hi]].sum())).scaleb(-shift) if n - unpriced else None
+        )
+        total = priced_sum if n and not unpriced else None
+        tokens = {}
+        for f, (values, valid) in counts.items():
+            tokens[f] = int(values[lo:hi].sum()) if valid[lo:hi].any() else None
+        rows.append(
+            {
+                **{k: ep[k] for k in _EPISODE},
+                "n_llm_calls": n,
+                "n_unpriced_calls": unpriced,
+                "n_calls_without_latency": n - len(known),
+                **tokens,
+                "cost_usd": float(total) if total is not None else None,
+                "priced_cost_usd": float(priced_sum) if priced_sum is not None else None,
+                "llm_latency_s": sum(known) if known else None,
+                "task_time_s": wall + sum(first_turn) if wall is not None else None,
+                "n_turns": ep.get("n_turns"),
+            }
+        )
+        exact.append(total)
+        priced.append(priced_sum)
+    return rows, exact, priced
+
+
+__all__ = ["CALL_COLUMNS", "PricedRun", "price_run"]

@@ -1,0 +1,118 @@
+"""Pricing over columns gives the row functions' figures, bit for bit."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+import pyarrow as pa
+import pytest
+
+import deskscore.scorers.metrics  # noqa: F401  (declares the score tables' columns)
+from deskscore.schemas import arrow_schema, conform_rows
+from deskscore.scorers.cost import (
+    Price,
+    PriceTable,
+    episode_costs,
+    load_prices,
+    price_calls,
+    unpriced_models,
+)
+from deskscore.scorers.cost_columns import CALL_COLUMNS, price_run
+
+D = Decimal
+MODELS = ["openai/gpt-5.4", "claude-sonnet-4-5-20250929", "gpt-4o-2024-08-06", "my-local-7b",
+          "", None]  # fmt: skip
+
+
+def _calls(rng: random.Random, n_episodes: int) -> list[dict]:
+    calls = []
+    for e in range(n_episodes):
+        domain, task = rng.choice(["chrome", "os", "vlc"]), f"t{e:03d}"
+        for i in range(rng.randrange(0, 12)):
+            prompt = rng.choice([None, 0, rng.randrange(1, 200_000)])
+            calls.append(
+                {
+                    "run_id": "r", "benchmark": "osworld", "domain": domain, "task_id": task,
+                    "call_idx": i, "step_num": rng.choice([None, i]), "step_idx": rng.choice([0, 0, 1, None]),
+                    "stage": rng.choice(["planning", "grounding"]), "model": rng.choice(MODELS),
+                    "prompt_tokens": prompt,
+                    "cached_prompt_tokens": rng.choice([None, 0, rng.randrange(0, 250_000)]),
+                    "cache_write_tokens": rng.choice([None, 0, rng.randrange(0, 9_000)]),
+                    "completion_tokens": rng.choice([None, rng.randrange(0, 5_000)]),
+                    "reasoning_tokens": rng.choice([None, 0, rng.randrange(1, 3_000)]),
+                    "reasoning_in_completion": rng.choice([None, True, False]),
+                    "latency_s": rng.choice([None, rng.random() * 30, 0.1 + 0.2]),
+                }
+            )  # fmt: skip
+    calls.sort(key=lambda c: (c["domain"], c["task_id"], c["call_idx"]))
+    return calls
+
+
+def _episodes(calls: list[dict], rng: random.Random) -> list[dict]:
+    keys = sorted({(c["domain"], c["task_id"]) for c in calls} | {("os", "no-calls")})
+    start = datetime(2025, 7, 1, 9, 0, 0)
+    out = []
+    for domain, task in keys:
+        began = rng.choice([None, start])
+        out.append(
+            {
+                "run_id": "r", "benchmark": "osworld", "domain": domain, "task_id": task,
+                "score": rng.choice([0.0, 1.0, None]), "started_at": began,
+                "ended_at": began + timedelta(seconds=rng.randrange(1, 900)) if began else None,
+                "n_turns": rng.randrange(0, 30),
+            }
+        )  # fmt: skip
+    return out
+
+
+def _table(calls: list[dict]) -> pa.Table:
+    schema = arrow_schema("llm_calls")
+    return pa.table({c: pa.array([r[c] for r in calls], type=schema.field(c).type)
+                     for c in CALL_COLUMNS})  # fmt: skip
+
+
+def _odd_prices() -> PriceTable:
+    """Separate cached and write rates, some with many decimal places."""
+    table = load_prices()
+    odd = Price("my-local-7b", D("0.123456"), D("0.01"), None, D("7.5"), "2025-01-01", "t")
+    return PriceTable({**table.prices, "my-local-7b": odd}, "test")
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("run_model", [None, "openai/gpt-5.4", "nobody-knows-me"])
+def test_columns_give_the_rows_figures_exactly(seed: int, run_model: str | None) -> None:
+    rng = random.Random(seed)
+    calls = _calls(rng, 25)
+    episodes = _episodes(calls, rng)
+    table = _odd_prices() if seed % 2 else load_prices()
+    rows = price_calls(calls, table, run_model)
+    per_episode = episode_costs(episodes, calls, rows)
+    columns = price_run(_table(calls), episodes, table, run_model)
+    assert columns is not None
+    assert columns.calls.equals(conform_rows("llm_call_costs", rows.rows))
+    assert columns.episodes == per_episode.rows
+    assert columns.exact == per_episode.exact
+    assert columns.priced == per_episode.priced
+    assert columns.unpriced_models == unpriced_models(rows)
+
+
+def test_rates_with_too_many_places_leave_pricing_to_the_rows() -> None:
+    table = load_prices()
+    tiny = Price("my-local-7b", D("0.0000000001"), None, None, D("1"), "2025-01-01", "t")
+    calls = [c for c in _calls(random.Random(1), 10) if c["model"] == "my-local-7b"]
+    assert calls
+    priced = price_run(_table(calls), [], PriceTable({"my-local-7b": tiny}, "t"), None)
+    assert priced is None
+    assert price_run(_table(calls), [], table, None) is not None
+
+
+def test_a_run_without_calls_prices_its_episodes_as_empty() -> None:
+    episodes = _episodes([], random.Random(0))
+    columns = price_run(_table([]), episodes, load_prices(), None)
+    assert columns is not None
+    assert columns.calls.num_rows == 0
+    assert (
+        columns.episodes == episode_costs(episodes, [], price_calls([], load_prices(), None)).rows
+    )
