@@ -12,8 +12,10 @@ episodes. The rows are written once to a Parquet file, then timed in the same ru
 - floor: DuckDB reads the Parquet file and, over a window partitioned by episode and ordered
   by step, compares each executed step with the previous one on the same four columns
   (text equality, squared distance, XOR popcount) and counts the 2-of-4 rows;
-- ours: polars reads the same file, and `detect_loops` flags steps (rapidfuzz similarity,
-  the missing-data and same-turn rules) and builds the spans with their outcomes.
+- ours: polars reads the same file a run at a time (one row group per run) and, run by run as the loop stage
+  does, `detect_loops` flags steps (rapidfuzz similarity, the missing-data and same-turn
+  rules) and builds the spans with their outcomes; its peak RSS is printed (each side runs
+  in a process of its own), which follows the largest run, not the total rows.
 
 Each is run --repeat times, alternating, and the best wall time of each is kept (the machine
 may be shared). Prints rows, both times, rows/s and the ratio (target: ours <= 4x the floor)
@@ -27,7 +29,9 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import polars as pl
@@ -35,6 +39,7 @@ import polars as pl
 from deskscore.scorers.domains import OSWORLD_DOMAINS
 from deskscore.scorers.loops import EPISODE_COLUMNS, STEP_COLUMNS, LoopParams, detect_loops
 
+T = TypeVar("T")
 TARGET_RATIO = 4.0
 LOOP_SHARE = 0.2
 EPISODES_PER_RUN = 400
@@ -259,14 +264,62 @@ def floor(path: Path) -> tuple[float, int, int]:
     return time.perf_counter() - started, n, hits
 
 
-def ours(path: Path, episodes_path: Path) -> tuple[float, int, int, int]:
-    """(seconds, executed rows, looping steps, spans) of polars reading + detect_loops."""
+def _runs(path: Path) -> Iterator[pl.DataFrame]:
+    """The step rows of each run in turn: the file holds one row group per run (as the
+    warehouse holds one file, or one packed row group, per run), read one at a time."""
+    import pyarrow.parquet as pq
+
+    source = pq.ParquetFile(path)
+    for group in range(source.num_row_groups):
+        frame = pl.from_arrow(source.read_row_group(group, columns=list(STEP_COLUMNS)))
+        if frame.get_column("run_id").n_unique() != 1:
+            raise ValueError(f"row group {group} of {path} holds several runs")
+        yield frame
+
+
+def write_by_run(steps: pl.DataFrame, path: Path) -> None:
+    """`steps` as Parquet, one row group per run, in run order."""
+    import pyarrow.parquet as pq
+
+    table = steps.to_arrow()
+    with pq.ParquetWriter(path, table.schema, compression="zstd") as writer:
+        for frame in steps.partition_by("run_id", maintain_order=True):
+            writer.write_table(frame.to_arrow(), row_group_size=frame.height)
+
+
+def ours(path: Path, episodes_path: Path) -> tuple[float, int, int, int, float]:
+    """(seconds, executed rows, looping steps, spans, peak RSS in MB) of polars reading +
+    detect_loops run by run, as the loop stage runs it: memory follows the largest run, not
+    the total rows. Run in a process of its own, for its peak RSS."""
     started = time.perf_counter()
-    steps = pl.read_parquet(path, columns=list(STEP_COLUMNS))
-    episodes = pl.read_parquet(episodes_path)
-    flags, spans = detect_loops(steps, episodes, LoopParams())
+    episodes = pl.read_parquet(episodes_path).partition_by("run_id", as_dict=True)
+    executed = looping = n_spans = 0
+    for steps in _runs(path):
+        run = steps.get_column("run_id")[0]
+        flags, spans = detect_loops(steps, episodes[(run,)], LoopParams())
+        executed += flags.height
+        looping += int(flags.get_column("looping").sum())
+        n_spans += spans.height
     elapsed = time.perf_counter() - started
-    return elapsed, flags.height, int(flags.get_column("looping").sum()), spans.height
+    return elapsed, executed, looping, n_spans, _peak_mb()
+
+
+def _peak_mb() -> float:
+    """This process's peak RSS (VmHWM: getrusage's maxrss would carry the peak of the process
+    that spawned it across exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _in_child(fn: Callable[..., T], *args: object) -> T:
+    """`fn(*args)` in a fresh process (spawned: its peak RSS is its own)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(fn, *args).result()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -283,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         steps, episodes = generate(args.rows, args.seed)
         path, episodes_path = work / "steps.parquet", work / "episodes.parquet"
-        steps.write_parquet(path, compression="zstd", row_group_size=1_000_000)
+        write_by_run(steps, path)
         episodes.write_parquet(episodes_path)
         n_rows, n_eps = steps.height, episodes.height
         del steps, episodes
@@ -293,10 +346,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         floors, oursies = [], []
         for _ in range(max(1, args.repeat)):
-            floors.append(floor(path))
-            oursies.append(ours(path, episodes_path))
+            floors.append(_in_child(floor, path))
+            oursies.append(_in_child(ours, path, episodes_path))
         t_floor, n_floor, hits = min(floors)
-        t_ours, n_ours, looping, n_spans = min(oursies)
+        t_ours, n_ours, looping, n_spans, peak = min(oursies)
         print(
             f"runs:  floor {', '.join(f'{f[0]:.2f}' for f in floors)} s; "
             f"ours {', '.join(f'{o[0]:.2f}' for o in oursies)} s (best of each kept)"
@@ -309,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(
             f"ours:  polars read + detect_loops (rapidfuzz, spans, outcomes):  {t_ours:7.2f} s "
-            f"({n_rows / t_ours:,.0f} rows/s; {looping:,} looping steps in {n_spans:,} spans)"
+            f"({n_rows / t_ours:,.0f} rows/s; {looping:,} looping steps in {n_spans:,} spans; "
+            f"peak RSS {peak:,.0f} MB, run by run)"
         )
         if n_ours != n_floor:
             print(f"row counts differ: floor {n_floor:,}, ours {n_ours:,}")

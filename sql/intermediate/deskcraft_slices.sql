@@ -7,7 +7,7 @@
 -- under each kind its phases use, and its n_phases are the phases of that kind.
 -- Strict success (score 1) and mean score (partial credit counted) are kept apart; both
 -- are over the episodes with a usable result (n_tasks_run), as success_rate_run. The other
--- figures are for the marts that show them: the slice's DeskCraft domain (any of them when
+-- figures are for the marts that show them: the slice's DeskCraft domain (the first by name when
 -- it spans several), apps, median steps of the solved episodes, mean steps, questions asked,
 -- user turns and phases.
 -- Reads: deskcraft_episodes.
@@ -49,7 +49,7 @@ grouped AS (
         count(reward)                                     AS n_tasks_run,
         count(*) FILTER (WHERE solved)                    AS n_strict_success,
         coalesce(sum(reward), 0)                          AS sum_reward,
-        any_value(category)                               AS category,
+        min(category)                                     AS category,
         count(DISTINCT app)                               AS n_apps,
         median(n_steps) FILTER (WHERE solved)             AS median_steps_solved,
         avg(n_steps)                                      AS mean_steps,
