@@ -229,6 +229,7 @@ def _ingest(
     from deskscore.collectors.ids import source_id
     from deskscore.collectors.warehouse import Warehouse
     from deskscore.pipelines.infra.runner import choose_engine, run_stages
+    from deskscore.pipelines.jobs.compaction import compact_tables
     from deskscore.pipelines.jobs.score import check_outputs
     from deskscore.pipelines.stages.ingest import IngestStage, write_source_problems
 
@@ -278,7 +279,8 @@ def _ingest(
         figures = _figures(wh, run_ids, {source_id(u) for u in plan.todo})
         compacted = 0
         if options.compact:
-            compacted = sum(c.files_in for c in wh.compact())
+            packing = compact_tables(wh, pool if engine == "local" else None)
+            compacted = sum(c.files_in for c in packing)
     return IngestResult(
         plan,
         files_seen=sum(listing.n_files for listing in listings),
