@@ -166,7 +166,7 @@ def _all_text(con: Any, condition: str, params: dict[str, Any], args: Any, title
     from deskscore.scorers.paired import holm, mcnemar_exact
 
     pairs = con.sql(
-        "SELECT label_a, label_b, n_tasks, difference_pct, a_only, b_only FROM compare "
+        "SELECT label_a, label_b, n_tasks, strict_difference_pct, a_only, b_only FROM compare "
         f"WHERE {condition} AND run_a < run_b ORDER BY label_a, label_b",
         params=params,
     ).fetchall()

@@ -2,7 +2,8 @@
 -- tasks both ran (a usable result in both: episode_scores.reward not null), per task: which
 -- run did better (reward), and the strict-success outcomes McNemar's test reads (a_only: run
 -- A succeeded and run B did not; b_only: the reverse). Each unordered pair appears twice, as
--- (A, B) and as (B, A), so a run can be looked up on either side. The paired differences
+-- (A, B) and as (B, A), so a run can be looked up on either side. difference_pct is in
+-- success rate (reward), strict_difference_pct in strict success, both A - B in points. The paired differences
 -- with their intervals, McNemar's p and the verdict are `deskscore compare`'s
 -- (deskscore.scorers.paired); this only counts.
 -- Reads: episode_scores, run_labels.
@@ -42,7 +43,9 @@ counted AS (
         count(*) FILTER (WHERE success_b AND NOT success_a) AS b_only,
         count(*) FILTER (WHERE NOT success_a AND NOT success_b) AS neither,
         avg(reward_a)                                      AS success_rate_a,
-        avg(reward_b)                                      AS success_rate_b
+        avg(reward_b)                                      AS success_rate_b,
+        avg(CAST(success_a AS DOUBLE))                     AS strict_success_a,
+        avg(CAST(success_b AS DOUBLE))                     AS strict_success_b
     FROM paired
     GROUP BY ALL
 ),
@@ -51,7 +54,8 @@ final AS (
         la.label AS label_a,
         lb.label AS label_b,
         c.*,
-        100 * (c.success_rate_a - c.success_rate_b) AS difference_pct
+        100 * (c.success_rate_a - c.success_rate_b)     AS difference_pct,
+        100 * (c.strict_success_a - c.strict_success_b) AS strict_difference_pct
     FROM counted AS c
     JOIN run_labels AS la ON la.run_id = c.run_a
     JOIN run_labels AS lb ON lb.run_id = c.run_b
