@@ -855,6 +855,30 @@ TRIAL_SCORES = _t(
     ),
 )
 
+TRIAL_VARIANCE = _t(
+    "trial_variance",
+    "The standard error of a run group's mean strict success over its trials, split into the "
+    "part due to tasks differing (between) and the part due to each task's trials varying "
+    "(within, shrinking with more trials): var(task means) = var_between + var_within / K "
+    "(deskscore.scorers.trials.variance_split). Over the tasks two trials or more ran; one row "
+    "per group of two trials or more and score configuration, written with trial_scores.",
+    ("run_group", "human_version", "max_steps_scoring", "compat"),
+    ("benchmark",),
+    Field("run_group", "string", "The group (runs.run_group).", True),
+    BENCHMARK,
+    HUMAN_VERSION,
+    Field("max_steps_scoring", "int32", "The --max-steps-scoring asked for.", True),
+    Field("compat", "string", "Scoring rules: deskscore (default) or osworld-human.", True),
+    Field("n_trials", "int32", "Runs of the group with figures under this configuration.", True),
+    Field("n_tasks", "int32", "Tasks two trials or more ran with a usable result.", True),
+    Field("mean_success", "float64", "Mean over those tasks of each task's strict-success rate."),
+    Field("se", "float64", "sqrt(var(task means) / n_tasks): mean_success's standard error."),
+    Field("var_within", "float64", "Mean over tasks of a task's outcome variance (ddof 1)."),
+    Field("var_between", "float64", "var(task means) - var_within / K, floored at 0."),
+    Field("se_within", "float64", "sqrt(var_within / (K n)): what more trials per task shrink."),
+    Field("se_between", "float64", "sqrt(var_between / n): what only more tasks shrink."),
+)
+
 SCREENSHOTS = _t(
     "screenshots",
     "One row per distinct screenshot content: decoded once, whatever how many steps, runs or re-runs show it.",
@@ -1319,6 +1343,7 @@ TABLES: dict[str, Table] = {
         RUN_SCORES,
         RUN_SCORE_INTERVALS,
         TRIAL_SCORES,
+        TRIAL_VARIANCE,
         SCREENSHOTS,
         SCREENSHOT_REFS,
         LOOP_SPANS,
