@@ -131,7 +131,8 @@ def _pair_text(
         f"A = {label_a}, B = {label_b}: {c.n_tasks} tasks both ran; A better on {o.wins}, "
         f"B better on {o.losses}, tied on {o.ties} (by reward)",
         render(headers, rows, fmt),
-        f"strict success: A only {c.a_only}, B only {c.b_only}; McNemar exact p = {c.p_value:.4f}",
+        f"strict success: A only {c.a_only}, B only {c.b_only}; McNemar exact p "
+        + (f"= {c.p_value:.4f}" if c.p_value >= 0.0001 else "< 0.0001"),
         f"minimum detectable difference (80% power, alpha 0.05): {100 * c.mdd:.1f} points on "
         f"{c.n_tasks} tasks",
         f"verdict: {verdict(c, label_a, label_b)}",
