@@ -23,6 +23,8 @@ from deskscore.collectors.image_parts import MAX_SIDE
 from deskscore.pipelines.infra.runner import ENGINES
 from deskscore.scorers.config import (
     COMPAT_MODES,
+    DEFAULT_BOOTSTRAP_RESAMPLES,
+    DEFAULT_BOOTSTRAP_SEED,
     DEFAULT_COMPAT,
     DEFAULT_HUMAN_VERSION,
     DEFAULT_MAX_STEPS_SCORING,
@@ -263,6 +265,20 @@ class ScoreOptions(BeamJobOptions):
         metavar="DIR",
         help="DeskCraft's evaluation_examples folder, read into the tasks table (default: the "
         "bundled DeskCraft task figures, written when DeskCraft runs are scored)",
+    )
+    bootstrap_resamples: int = option(
+        DEFAULT_BOOTSTRAP_RESAMPLES,
+        "--bootstrap-resamples",
+        type=int,
+        metavar="B",
+        help="bootstrap resamples of the tasks behind each run figure's standard error and 95%% "
+        f"interval (run_score_intervals; default {DEFAULT_BOOTSTRAP_RESAMPLES}; 0: none)",
+    )
+    bootstrap_seed: int = option(
+        DEFAULT_BOOTSTRAP_SEED,
+        "--bootstrap-seed",
+        type=int,
+        help=f"the bootstrap's seed, so intervals are reproducible (default {DEFAULT_BOOTSTRAP_SEED})",
     )
     force: bool = _force(
         "score every run again, even those whose inputs are unchanged since last time"

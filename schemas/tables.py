@@ -755,6 +755,48 @@ RUN_SCORES = _t(
     METRIC_COLUMNS,
 )
 
+RUN_SCORE_INTERVALS = _t(
+    "run_score_intervals",
+    "The uncertainty of each run figure of run_scores (and of cost per task and per success of "
+    "run_costs): one row per run, score configuration, figure and method. The bootstrap "
+    "resamples the figure's units (the episodes, or the N human tasks with a task not run "
+    "counting 0) with replacement, all together or within their domain (OSWorld domain, "
+    "DeskCraft app), seeded; success rates also get the analytic clustered standard error "
+    "(deskscore.scorers.intervals). A figure that is null in run_scores has no row. Written "
+    "by `deskscore score` beside run_scores, one file per configuration.",
+    ("run_id", "human_version", "max_steps_scoring", "compat", "metric", "method"),
+    ("benchmark", "run_id"),
+    RUN_ID,
+    BENCHMARK,
+    HUMAN_VERSION,
+    Field("max_steps_scoring", "int32", "The --max-steps-scoring asked for.", True),
+    Field("compat", "string", "Scoring rules: deskscore (default) or osworld-human.", True),
+    Field(
+        "metric", "string", "The figure: a metric of the registry (its run_scores column).", True
+    ),
+    Field(
+        "method",
+        "string",
+        "bootstrap (tasks resampled together), bootstrap_domain (within their domain or app; "
+        "what the leaderboard shows) or analytic_clustered (clustered by domain, estimate +- "
+        "1.96 SE; success rates only).",
+        True,
+    ),
+    Field(
+        "estimate",
+        "float64",
+        "The figure on the units themselves: equal to its run_scores (or run_costs) value.",
+        True,
+    ),
+    Field("se", "float64", "Standard error (the resampled figures' standard deviation)."),
+    Field("ci_low", "float64", "Lower end of the 95% interval (2.5th resampled percentile)."),
+    Field("ci_high", "float64", "Upper end of the 95% interval (97.5th resampled percentile)."),
+    Field("n_units", "int32", "Units resampled: episodes or human tasks.", True),
+    Field("n_clusters", "int32", "Domains (or apps) among them.", True),
+    Field("n_resamples", "int32", "Bootstrap resamples (score --bootstrap-resamples).", True),
+    Field("seed", "int64", "The generator's seed (score --bootstrap-seed).", True),
+)
+
 TRIAL_SCORES = _t(
     "trial_scores",
     "Figures over the trials of one configuration (the runs sharing a run_group), under one "
@@ -811,6 +853,30 @@ TRIAL_SCORES = _t(
         "pass^k: mean over those tasks of C(c, k) / C(n, k): the chance that all k trials "
         "succeed. Null without a task.",
     ),
+)
+
+TRIAL_VARIANCE = _t(
+    "trial_variance",
+    "The standard error of a run group's mean strict success over its trials, split into the "
+    "part due to tasks differing (between) and the part due to each task's trials varying "
+    "(within, shrinking with more trials): var(task means) = var_between + var_within / K "
+    "(deskscore.scorers.trials.variance_split). Over the tasks two trials or more ran; one row "
+    "per group of two trials or more and score configuration, written with trial_scores.",
+    ("run_group", "human_version", "max_steps_scoring", "compat"),
+    ("benchmark",),
+    Field("run_group", "string", "The group (runs.run_group).", True),
+    BENCHMARK,
+    HUMAN_VERSION,
+    Field("max_steps_scoring", "int32", "The --max-steps-scoring asked for.", True),
+    Field("compat", "string", "Scoring rules: deskscore (default) or osworld-human.", True),
+    Field("n_trials", "int32", "Runs of the group with figures under this configuration.", True),
+    Field("n_tasks", "int32", "Tasks two trials or more ran with a usable result.", True),
+    Field("mean_success", "float64", "Mean over those tasks of each task's strict-success rate."),
+    Field("se", "float64", "sqrt(var(task means) / n_tasks): mean_success's standard error."),
+    Field("var_within", "float64", "Mean over tasks of a task's outcome variance (ddof 1)."),
+    Field("var_between", "float64", "var(task means) - var_within / K, floored at 0."),
+    Field("se_within", "float64", "sqrt(var_within / (K n)): what more trials per task shrink."),
+    Field("se_between", "float64", "sqrt(var_between / n): what only more tasks shrink."),
 )
 
 SCREENSHOTS = _t(
@@ -1275,7 +1341,9 @@ TABLES: dict[str, Table] = {
         QUARANTINE,
         EPISODE_SCORES,
         RUN_SCORES,
+        RUN_SCORE_INTERVALS,
         TRIAL_SCORES,
+        TRIAL_VARIANCE,
         SCREENSHOTS,
         SCREENSHOT_REFS,
         LOOP_SPANS,

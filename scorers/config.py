@@ -19,6 +19,9 @@ HUMAN_VERSIONS: tuple[str, ...] = ("2025-06", "verified")
 DEFAULT_HUMAN_VERSION = "verified"
 DEFAULT_MAX_STEPS_SCORING = 15
 """OSWorld-Human's default floor of S."""
+DEFAULT_BOOTSTRAP_RESAMPLES = 1000
+"""Resamples behind each run figure's interval (scorers.intervals)."""
+DEFAULT_BOOTSTRAP_SEED = 0
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,8 @@ class ScoreConfig:
 
 __all__ = [
     "COMPAT_MODES",
+    "DEFAULT_BOOTSTRAP_RESAMPLES",
+    "DEFAULT_BOOTSTRAP_SEED",
     "DEFAULT_COMPAT",
     "DEFAULT_HUMAN_VERSION",
     "DEFAULT_MAX_STEPS_SCORING",

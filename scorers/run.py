@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from deskscore.scorers.config import ScoreConfig
 from deskscore.scorers.domains import OSWORLD_DOMAINS, UITARS_DOMAIN
-from deskscore.scorers.metrics import HUMAN_TASKS, EpisodeFacts, RunFacts, computed
+from deskscore.scorers.metrics import HUMAN_TASKS, EpisodeFacts, Metric, RunFacts, computed
 from deskscore.scorers.success import is_strict_success
 from deskscore.scorers.wes import as_count, check_compat, step_budget, usable_reward
 
@@ -184,6 +184,73 @@ def _facts(e: _Ep, ref: tuple[int, int] | None, scored: bool) -> EpisodeFacts:
     )
 
 
+def _setup(
+    episodes: Sequence[Any],
+    human: Sequence[Any],
+    config: ScoreConfig,
+    extra_t_agent: Sequence[int],
+) -> tuple[list[_Ep], dict[tuple[str, str], tuple[int, int]], list[HumanMatch], RunFacts, list]:
+    """What score_run and run_units share: the prepared episodes, the human tasks, every human
+    task's match (episode None: not run), the run's facts (figures still empty) and each
+    episode's facts."""
+    eps = _prepare(episodes, config.compat)
+    hd = _human_dict(human)
+    matches = _match(eps, hd)
+    budget = step_budget(
+        config.max_steps_scoring,
+        [e.t_agent for e in eps if e.counts_for_budget] + list(extra_t_agent),
+    )
+    run = RunFacts(config.compat, config.max_steps_scoring, budget, len(hd), {})
+    scored = {m.episode for m in matches if m.episode is not None}
+    facts = [_facts(e, _has_ref(e, hd), i in scored) for i, e in enumerate(eps)]
+    return eps, hd, matches, run, facts
+
+
+def _aggregate(
+    m: Metric, facts: list[EpisodeFacts], found: list[EpisodeFacts], run: RunFacts
+) -> Any:
+    """Metric m's run figure: its aggregate over the episodes or the matched human tasks."""
+    value = m.run.value or m.episode.value  # type: ignore[union-attr]
+    chosen = found if m.run.over == HUMAN_TASKS else facts  # type: ignore[union-attr]
+    return m.run.combine([value(f, run) for f in chosen], run)  # type: ignore[union-attr]
+
+
+class RunUnits(NamedTuple):
+    """What a run's figures are aggregated over, unit by unit, for resampling: the units of a
+    figure over EPISODES are the episodes; those of a figure over HUMAN_TASKS are the N human
+    tasks, each with the facts of the episode scored for it (None: not run, counting 0)."""
+
+    run: RunFacts
+    episodes: list[EpisodeFacts]
+    human: list[EpisodeFacts | None]
+    human_domains: list[str]
+    """The domain of each human task (its stratum)."""
+    figures: dict[str, Any]
+    """The run figures, as score_run computes them (None: the figure is null)."""
+
+
+def run_units(
+    episodes: Sequence[Mapping],
+    human: Sequence[tuple[str, str, int, int]],
+    *,
+    config: ScoreConfig,
+    extra_t_agent: Sequence[int] = (),
+) -> RunUnits:
+    """The units of the run's figures, prepared exactly as score_run prepares them."""
+    eps, _, matches, run, facts = _setup(episodes, human, config, extra_t_agent)
+    units = [
+        None
+        if m.episode is None
+        else _facts(eps[m.episode], (m.single_steps, m.grouped_steps), True)
+        for m in matches
+    ]
+    found = [f for f in units if f is not None]
+    for m in computed():
+        if m.run is not None:
+            run.figures[m.name] = _aggregate(m, facts, found, run)
+    return RunUnits(run, facts, units, [m.domain for m in matches], run.figures)
+
+
 def score_run(
     episodes: Sequence[Mapping],
     human: Sequence[tuple[str, str, int, int]],
@@ -204,20 +271,12 @@ def score_run(
     unknown (scored as 0).
     """
     compat = config.compat
-    eps = _prepare(episodes, compat)
-    hd = _human_dict(human)
-    matches = [m for m in _match(eps, hd) if m.episode is not None]
-    budget = step_budget(
-        config.max_steps_scoring,
-        [e.t_agent for e in eps if e.counts_for_budget] + list(extra_t_agent),
-    )
-    figures: dict[str, Any] = {}
-    run = RunFacts(compat, config.max_steps_scoring, budget, len(hd), figures)
-    scored = {m.episode for m in matches}
-    facts = [_facts(e, _has_ref(e, hd), i in scored) for i, e in enumerate(eps)]
+    eps, hd, matches, run, facts = _setup(episodes, human, config, extra_t_agent)
+    budget, figures = run.step_budget, run.figures
     found = [
         _facts(eps[m.episode], (m.single_steps, m.grouped_steps), True)  # type: ignore[index]
         for m in matches
+        if m.episode is not None
     ]
     keys = {"run_id": run_id, "benchmark": benchmark, "human_version": config.human_version}
     keys |= {"max_steps_scoring": config.max_steps_scoring, "step_budget": budget}
@@ -241,14 +300,12 @@ def score_run(
         "compat": compat,
         "n_human_tasks": len(hd),
         "n_tasks_run": sum(1 for e in eps if e.r is not None),
-        "n_tasks_matched": len(matches),
+        "n_tasks_matched": len(found),
     }
     for m in computed():
         if m.episode is not None:
             for row, f in zip(rows, facts, strict=True):
                 row[m.name] = m.episode.value(f, run)
         if m.run is not None:
-            value = m.run.value or m.episode.value  # type: ignore[union-attr]
-            chosen = found if m.run.over == HUMAN_TASKS else facts
-            figures[m.name] = m.run.combine([value(f, run) for f in chosen], run)
+            figures[m.name] = _aggregate(m, facts, found, run)
     return rows, run_row | figures

@@ -93,6 +93,51 @@ def group_figures(tasks: Sequence[TaskTrials], n_trials: int) -> list[GroupFigur
     return out
 
 
+class VarianceSplit(NamedTuple):
+    """The standard error of the mean per-task success over several trials, split in two
+    (Miller 2024, section 3: resampling answers). The per-task means vary because tasks differ
+    (between) and because each task's K trials are a sample of the agent's outcomes (within,
+    shrinking as 1/K): var(task means) = var_between + var_within / K."""
+
+    n_tasks: int
+    mean: float | None
+    se: float | None
+    """sqrt(var(task means) / n): the standard error of `mean`."""
+    var_within: float | None
+    """Mean over tasks of the variance of a task's outcomes across its trials (ddof 1)."""
+    var_between: float | None
+    """var(task means) - var_within / K (K: mean trials per task), floored at 0."""
+    se_within: float | None
+    """sqrt(var_within / (K n)): the part more trials per task would shrink."""
+    se_between: float | None
+    """sqrt(var_between / n): the part only more tasks would shrink."""
+
+
+def variance_split(tasks: Iterable[TaskTrials]) -> VarianceSplit:
+    """The split of the standard error of mean strict success, over the tasks with two trials
+    or more (a task run once has no within-task variance to estimate)."""
+    import numpy as np
+
+    rows = [np.asarray(t.successes, dtype=np.float64) for t in tasks if t.n >= 2]
+    n = len(rows)
+    if n < 2:
+        return VarianceSplit(n, None, None, None, None, None, None)
+    means = np.array([r.mean() for r in rows])
+    within = float(np.mean([r.var(ddof=1) for r in rows]))
+    k = float(np.mean([r.size for r in rows]))
+    total = float(means.var(ddof=1))
+    between = max(total - within / k, 0.0)
+    return VarianceSplit(
+        n,
+        float(means.mean()),
+        float(np.sqrt(total / n)),
+        within,
+        between,
+        float(np.sqrt(within / (k * n))),
+        float(np.sqrt(between / n)),
+    )
+
+
 def tasks_of(outcomes: Iterable[tuple[str, str, float | None, bool | None]]) -> list[TaskTrials]:
     """Per-task outcomes from (domain, task_id, reward, success) per trial and episode, in task
     order; an episode with no usable reward (None) is a trial that did not run the task."""
@@ -148,6 +193,7 @@ def trial_rows(
 __all__ = [
     "GroupFigures",
     "TaskTrials",
+    "VarianceSplit",
     "group_figures",
     "mean_reward",
     "n_tasks_run",
@@ -155,4 +201,5 @@ __all__ = [
     "pass_hat_k",
     "tasks_of",
     "trial_rows",
+    "variance_split",
 ]

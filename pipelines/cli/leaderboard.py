@@ -17,6 +17,14 @@ from deskscore.pipelines.cli.args import warehouse_arg
 from deskscore.pipelines.cli.breakdowns import BY, LEVEL_SOURCES, SPLITS, breakdown_text
 from deskscore.pipelines.cli.columns import leaderboard_columns
 from deskscore.pipelines.cli.common import UserError, existing_warehouse
+from deskscore.pipelines.cli.intervals import (
+    CI_STYLES,
+    DEFAULT_METHOD,
+    bounds,
+    flat_rows,
+    ids_of,
+    table_rows,
+)
 from deskscore.pipelines.cli.output import FORMATS, printable, render, say
 from deskscore.pipelines.cli.scored import configuration, where
 from deskscore.scorers.config import COMPAT_MODES, HUMAN_VERSIONS, ScoreConfig
@@ -44,6 +52,14 @@ def add_parser(sub: Any) -> None:
         help=f"figures under these rules ({_CHOSEN} {defaults.compat})",
     )
     p.add_argument("--format", default="table", choices=FORMATS)
+    p.add_argument(
+        "--ci",
+        default="none",
+        choices=CI_STYLES,
+        help="each figure with its 95%% interval (bootstrap over tasks within domains): "
+        "'pm' as 54.5 ± 2.6, 'interval' as [51.9, 57.1]; csv/json add _se, _ci_low and "
+        "_ci_high columns (default none)",
+    )
     p.add_argument(
         "--by",
         choices=BY,
@@ -100,10 +116,12 @@ def leaderboard_text(
     human_version: str | None = None,
     max_steps_scoring: int | None = None,
     compat: str | None = None,
+    ci: str = "none",
 ) -> str:
     """The leaderboard of one configuration, rendered: titled tables (one per benchmark) with
-    their notes, or one csv/json table with a benchmark and a note column. UserError when the
-    configuration was never scored."""
+    their notes, or one csv/json table with a benchmark and a note column; `ci` adds each
+    figure's interval (pipelines.cli.intervals). UserError when the configuration was never
+    scored."""
     from deskscore.sql import connect
 
     con = connect(warehouse, only=("run_scores", "leaderboard"))  # what is queried below
@@ -116,10 +134,15 @@ def leaderboard_text(
     )
     condition, params = where(config)
     columns = leaderboard_columns()
+    found = bounds(con, condition, params, DEFAULT_METHOD) if ci != "none" else {}
     if fmt in {"csv", "json"}:
         columns = (*columns, ("benchmark", "benchmark"), ("note", "note"))
         cols = ", ".join(c for c, _ in columns)
         rows = con.sql(f"SELECT {cols} FROM leaderboard WHERE {condition}", params=params)
+        if ci != "none":
+            ids = con.sql(f"SELECT run_id FROM leaderboard WHERE {condition}", params=params)
+            names, flat = flat_rows([c for c, _ in columns], rows.fetchall(), ids_of(ids), found)
+            return render(names, flat, fmt)
         return render([c for c, _ in columns], rows.fetchall(), fmt)
     cols = ", ".join(c for c, _ in columns)
     headers = [h for _, h in columns]
@@ -133,13 +156,18 @@ def leaderboard_text(
     sections = []
     for benchmark in benchmarks:
         rows = con.sql(
-            f"SELECT {cols}, note FROM leaderboard WHERE {condition} AND benchmark = $benchmark",
+            f"SELECT {cols}, note, run_id FROM leaderboard WHERE {condition} "
+            "AND benchmark = $benchmark",
             params=params | {"benchmark": benchmark},
         ).fetchall()
         named = title(config, benchmark if len(benchmarks) > 1 else None)
-        table = render(headers, [r[:-1] for r in rows], fmt)
+        shown = [r[:-2] for r in rows]
+        if ci != "none":
+            names = [c for c, _ in columns]
+            shown = table_rows(names, shown, [r[-1] for r in rows], found, ci)  # type: ignore[assignment]
+        table = render(headers, shown, fmt)
         label = [c for c, _ in columns].index("label")
-        notes = _notes([(r[label], r[-1]) for r in rows])
+        notes = _notes([(r[label], r[-2]) for r in rows])
         sections.append("\n".join([named, table, *notes]))
     return "\n\n".join(sections)
 
@@ -166,7 +194,7 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
             args.format,
         )
         return 0
-    say(leaderboard_text(args.warehouse, args.format, **chosen), args.format)
+    say(leaderboard_text(args.warehouse, args.format, **chosen, ci=args.ci), args.format)
     return 0
 
 

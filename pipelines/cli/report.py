@@ -81,6 +81,30 @@ def _label_points(ax: Any, rows: list[dict[str, Any]]) -> None:
         )
 
 
+def _interval_join(alias: str, name: str) -> str:
+    """A LEFT JOIN of a figure's interval (the leaderboard's method) onto leaderboard rows `l`."""
+    keys = " AND ".join(
+        f"{alias}.{k} = l.{k}" for k in ("run_id", "human_version", "max_steps_scoring", "compat")
+    )
+    return (
+        f" LEFT JOIN leaderboard_intervals AS {alias} ON {keys} AND {alias}.metric = '{name}' "
+        f"AND {alias}.method = 'bootstrap_domain'"
+    )
+
+
+def _error_bars(ax: Any, r: dict[str, Any]) -> None:
+    """A point's 95% intervals as error bars (x_low/x_high, y_low/y_high; none when absent)."""
+    has = {a: r.get(f"{a}_low") is not None and r.get(f"{a}_high") is not None for a in "xy"}
+    if not any(has.values()):
+        return
+
+    def err(a: str) -> Any:
+        return [[r[a] - r[f"{a}_low"]], [r[f"{a}_high"] - r[a]]] if has[a] else None
+
+    ax.errorbar(r["x"], r["y"], xerr=err("x"), yerr=err("y"), fmt="none", ecolor="gray",
+                elinewidth=1, capsize=3)  # fmt: skip
+
+
 def _data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
@@ -166,9 +190,13 @@ class _Builder:
 
     def wes(self) -> str:
         rows = self.rows(
-            "SELECT label AS agent, success_rate_run_pct AS y, wes_plus_single_pct AS x "
-            "FROM leaderboard "
-            "WHERE {where} AND x IS NOT NULL AND y IS NOT NULL"
+            "SELECT l.agent, l.y, l.x, 100 * iy.ci_low AS y_low, 100 * iy.ci_high AS y_high, "
+            "100 * ix.ci_low AS x_low, 100 * ix.ci_high AS x_high FROM ("
+            "SELECT label AS agent, success_rate_run_pct AS y, wes_plus_single_pct AS x, run_id, "
+            "human_version, max_steps_scoring, compat FROM leaderboard "
+            "WHERE {where} AND x IS NOT NULL AND y IS NOT NULL) AS l "
+            + _interval_join("iy", "success_rate_run")
+            + _interval_join("ix", "wes_plus_single")
         )
         if not rows:
             return _note("No run has WES+ yet: score runs with OSWorld-Human figures.")
@@ -177,10 +205,11 @@ class _Builder:
             ax = fig.subplots()
             for r in rows:
                 ax.scatter(r["x"], r["y"], s=60)
+                _error_bars(ax, r)
             _label_points(ax, rows)
             ax.set_xlabel(metric("wes_plus_single").axis_label)
             ax.set_ylabel(metric("success_rate_run").axis_label)
-            ax.set_title("Success rate vs efficiency (WES+), one point per run")
+            ax.set_title("Success rate vs efficiency (WES+), one point per run, 95% intervals")
             ax.grid(alpha=0.3)
 
         return self.figure("wes_scatter", "success rate against WES+ per agent", draw)

@@ -17,7 +17,11 @@ from deskscore.collectors.formats import BY_INSTRUCTION, get
 from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.options import ScoreOptions
 from deskscore.pipelines.stages.base import RunKey, RunStage
-from deskscore.scorers.config import ScoreConfig
+from deskscore.scorers.config import (
+    DEFAULT_BOOTSTRAP_RESAMPLES,
+    DEFAULT_BOOTSTRAP_SEED,
+    ScoreConfig,
+)
 
 if TYPE_CHECKING:
     from deskscore.scorers.cost import PriceTable
@@ -130,10 +134,13 @@ class ScoreInputs:
     facts: dict[str, Any]
     loops: bool
     prices: PriceTable | None
+    bootstrap: tuple[int, int] = (DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED)
+    """(resamples, seed) of the intervals stage; 0 resamples: no intervals."""
 
     def digest_parts(self) -> tuple[Any, ...]:
-        """What `score_inputs` digests, as values with a stable repr."""
-        return (
+        """What `score_inputs` digests, as values with a stable repr (the bootstrap settings
+        only when not the defaults, so adding intervals rescored no warehouse)."""
+        parts = (
             self.config,
             self.human,
             self.human_by_instruction,
@@ -141,6 +148,8 @@ class ScoreInputs:
             self.loops,
             self.prices,
         )
+        default = (DEFAULT_BOOTSTRAP_RESAMPLES, DEFAULT_BOOTSTRAP_SEED)
+        return parts if self.bootstrap == default else (*parts, ("bootstrap", self.bootstrap))
 
     def stages(self, warehouse: str, job: str | None = None) -> list[RunStage]:
         """The per-run stages of the job, in order (their writes part of transaction `job`)."""
@@ -157,6 +166,22 @@ class ScoreInputs:
             stages.append(LoopsStage(warehouse, job=job))
         if self.prices is not None:
             stages.append(CostsStage(warehouse, self.prices, job=job))
+        resamples, seed = self.bootstrap
+        if resamples > 0:  # after the costs: it resamples them too
+            from deskscore.pipelines.stages.intervals import IntervalsStage
+
+            stages.append(
+                IntervalsStage(
+                    warehouse,
+                    self.config,
+                    self.human,
+                    self.human_by_instruction,
+                    n_resamples=resamples,
+                    seed=seed,
+                    costs=self.prices is not None,
+                    job=job,
+                )
+            )
         return stages
 
 
@@ -178,7 +203,18 @@ def load_inputs(
         facts=facts_by_benchmark(wh, keys, config.human_version),
         loops=options.loops,
         prices=prices,
+        bootstrap=(options.bootstrap_resamples, options.bootstrap_seed),
     )
+
+
+def without_intervals(wh: Warehouse, keys: list[RunKey], inputs: ScoreInputs) -> list[RunKey]:
+    """Runs scored before intervals existed (their figures current, their interval file
+    missing): scored again, so every run of the warehouse gets its intervals."""
+    from deskscore.pipelines.stages.intervals import TABLE
+
+    if inputs.bootstrap[0] <= 0:
+        return []
+    return [k for k in keys if not wh.has_file(TABLE, k.partition, inputs.config.file)]
 
 
 def check_outputs(wh: Warehouse, stages: list[RunStage], keys: list[RunKey]) -> None:
@@ -249,6 +285,7 @@ def run_score(options: ScoreOptions) -> ScoreResult:
         inputs = load_inputs(options, wh, keys, prices)
         digests = inputs_digests(wh, keys, inputs.digest_parts())
         todo = stale(wh, keys, digests, options.config, options.force)
+        todo += without_intervals(wh, [k for k in keys if k not in todo], inputs)
         skipped = len(keys) - len(todo)
         groups = TrialScores(wh, options.config)  # after the per-run stages: see its doc
         if not todo:

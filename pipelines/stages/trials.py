@@ -16,6 +16,8 @@ from typing import Any
 from deskscore.scorers.config import ScoreConfig
 
 TABLE = "trial_scores"
+VARIANCE = "trial_variance"
+"""The standard error's split into within- and between-task parts, per group of trials."""
 
 
 def _config_rows(wh: Any, name: str, columns: list[str], config: ScoreConfig) -> list[dict]:
@@ -54,7 +56,7 @@ class TrialScores:
 
     def run(self) -> int:
         """Compute and write every group's rows; returns the groups of two trials or more."""
-        from deskscore.scorers.trials import tasks_of, trial_rows
+        from deskscore.scorers.trials import tasks_of, trial_rows, variance_split
 
         wh = self.wh
         runs = wh.read("runs", columns=["run_id", "benchmark", "trial", "run_group"]).to_pylist()
@@ -77,6 +79,7 @@ class TrialScores:
             "compat": self.config.compat,
         }
         by_benchmark: dict[str, list[dict[str, Any]]] = {r["benchmark"]: [] for r in runs}
+        variance: dict[str, list[dict[str, Any]]] = {r["benchmark"]: [] for r in runs}
         several = 0
         for (benchmark, group), trials in sorted(groups.items()):
             if not trials:
@@ -84,13 +87,25 @@ class TrialScores:
             several += len(trials) > 1
             tasks = tasks_of(o for run_id, _ in trials for o in outcomes.get(run_id, ()))
             by_benchmark[benchmark].extend(trial_rows(group, benchmark, config, trials, tasks))
+            if len(trials) > 1:
+                split = variance_split(tasks)._asdict()
+                split["mean_success"] = split.pop("mean")
+                variance[benchmark].append(
+                    {"run_group": group, "benchmark": benchmark, **config}
+                    | {"n_trials": len(trials)}
+                    | split
+                )
         for benchmark, rows in sorted(by_benchmark.items()):
             part = {"benchmark": benchmark}
             if rows:
                 wh.write(TABLE, rows, part, file=self.config.file)
             else:
                 wh.remove(TABLE, part, file=self.config.file)
+            if variance[benchmark]:
+                wh.write(VARIANCE, variance[benchmark], part, file=self.config.file)
+            else:
+                wh.remove(VARIANCE, part, file=self.config.file)
         return several
 
 
-__all__ = ["TABLE", "TrialScores"]
+__all__ = ["TABLE", "VARIANCE", "TrialScores"]

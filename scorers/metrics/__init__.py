@@ -11,8 +11,11 @@ from deskscore.scorers.metrics.declare import (
     EpisodeFacts,
     Metric,
     PerEpisode,
+    Resample,
     RunFacts,
     mean,
+    over_present,
+    over_units,
     per_human_task,
 )
 from deskscore.scorers.metrics.registry import (
@@ -36,6 +39,7 @@ __all__ = [
     "EpisodeFacts",
     "Metric",
     "PerEpisode",
+    "Resample",
     "RunFacts",
     "better",
     "board",
@@ -44,6 +48,8 @@ __all__ = [
     "mean",
     "metric",
     "metrics",
+    "over_present",
+    "over_units",
     "per_human_task",
     "register",
     "score_fields",

@@ -20,8 +20,11 @@ from deskscore.scorers.metrics.declare import (
     EpisodeFacts,
     Metric,
     PerEpisode,
+    Resample,
     RunFacts,
     mean,
+    over_present,
+    over_units,
     per_human_task,
     unmatched,
 )
@@ -32,7 +35,15 @@ from deskscore.scorers.success import (
     success_rate_human,
     success_rate_run,
 )
-from deskscore.scorers.wes import mean_t_fail, step_ratio, wes_factor, wes_minus, wes_plus
+from deskscore.scorers.wes import (
+    as_count,
+    as_reward,
+    mean_t_fail,
+    step_ratio,
+    wes_factor,
+    wes_minus,
+    wes_plus,
+)
 
 RANKED_BY = ("success_rate_human", "wes_plus_single", "success_rate_run")
 """What the leaderboard ranks runs by, in order (each the better way first, nulls last); the
@@ -114,6 +125,36 @@ def _mean_t_fail(values: list[tuple[float, int]], run: RunFacts) -> float | None
     return None if unmatched(values, run) else mean_t_fail(values)
 
 
+def _strict_parts(value: Any) -> tuple[float, float]:
+    return (0.0, 0.0) if value is None else (float(is_strict_success(value)), 1.0)
+
+
+def _failure_parts(value: tuple[float, int] | None) -> tuple[float, float]:
+    """mean_t_fail's sums: ((1 - r) t, 1 - r), as scorers.wes.mean_t_fail adds them; a task
+    not run is not in them."""
+    if value is None:
+        return (0.0, 0.0)
+    w = 1 - (as_reward(value[0]) or 0.0)
+    return (w * (as_count(value[1]) or 0), w)
+
+
+def _no_failure_is_zero(est: Any, figures: Any, run: RunFacts) -> Any:
+    """mean_t_fail is 0 when nothing failed (a resample whose failure weights sum to 0)."""
+    import numpy as np
+
+    return np.nan_to_num(est, nan=0.0)
+
+
+def _times_factor(est: Any, figures: Any, run: RunFacts) -> Any:
+    """WES = WES+ x (1 - mean_t_fail / S), the factor recomputed on the same resample."""
+    if run.step_budget <= 0:
+        return est
+    return est * (1 - figures["mean_t_fail"] / run.step_budget)
+
+
+_MEAN = Resample(over_units)
+
+
 def _cost(
     name: str,
     *,
@@ -143,6 +184,7 @@ register(
             "sum(r) / n_tasks_run: over the tasks run, as OSWorld's show_result.py (null when "
             "nothing ran).",
             value=_reward,
+            resample=Resample(over_present, analytic=True),
         ),
         header="show_result %",
         percent=True,
@@ -160,6 +202,7 @@ register(
             "OSWorld-Human's 'Original OSWorld Result' (null under the deskscore rules when no "
             "task matched).",
             value=_reward,
+            resample=Resample(over_units, analytic=True),
         ),
         header="OSWorld-Human %",
         percent=True,
@@ -170,7 +213,13 @@ register(
         direction="higher",
         unit="fraction",
         label="strict success",
-        run=Aggregate(EPISODES, _strict_rate, "Share of run tasks with r == 1.", value=_reward),
+        run=Aggregate(
+            EPISODES,
+            _strict_rate,
+            "Share of run tasks with r == 1.",
+            value=_reward,
+            resample=Resample(_strict_parts, analytic=True),
+        ),
         percent=True,
         board_column="strict_success_run_pct",
     ),
@@ -201,6 +250,7 @@ register(
             HUMAN_TASKS,
             per_human_task,
             "Mean single-action WES+ over N (null under the deskscore rules when no task matched).",
+            resample=_MEAN,
         ),
         header="WES+ single",
         percent=True,
@@ -215,7 +265,10 @@ register(
             _wes_plus_grouped, "r * t_human_grouped / t_agent (0 when t_agent is 0)."
         ),
         run=Aggregate(
-            HUMAN_TASKS, per_human_task, "Mean grouped-action WES+ over N (null: as WES+)."
+            HUMAN_TASKS,
+            per_human_task,
+            "Mean grouped-action WES+ over N (null: as WES+).",
+            resample=_MEAN,
         ),
         header="WES+ grouped",
         percent=True,
@@ -228,7 +281,9 @@ register(
         unit="fraction",
         label="WES-",
         episode=PerEpisode(_wes_minus, "-(1 - r) * t_agent / S."),
-        run=Aggregate(HUMAN_TASKS, per_human_task, "Mean WES- over N (null: as WES+)."),
+        run=Aggregate(
+            HUMAN_TASKS, per_human_task, "Mean WES- over N (null: as WES+).", resample=_MEAN
+        ),
         header="WES-",
     ),
     Metric(
@@ -245,6 +300,7 @@ register(
             HUMAN_TASKS,
             per_human_task,
             "Combined WES (second form), single-action (null: as WES+).",
+            resample=Resample(over_units, value=_wes_plus_single, finish=_times_factor),
         ),
         needs=("mean_t_fail",),
         header="WES single",
@@ -261,6 +317,7 @@ register(
             HUMAN_TASKS,
             per_human_task,
             "Combined WES (second form), grouped-action (null: as WES+).",
+            resample=Resample(over_units, value=_wes_plus_grouped, finish=_times_factor),
         ),
         needs=("mean_t_fail",),
         header="WES grouped",
@@ -278,6 +335,7 @@ register(
             mean,
             "Mean t_agent / t_human_single over successful matched tasks.",
             value=_success_step_ratio_single,
+            resample=Resample(over_present),
         ),
         header="steps/human",
     ),
@@ -292,6 +350,7 @@ register(
             mean,
             "Mean t_agent / t_human_grouped over successful matched tasks.",
             value=_success_step_ratio_grouped,
+            resample=Resample(over_present),
         ),
     ),
     Metric(
@@ -306,6 +365,7 @@ register(
             "Failure-weighted mean t_agent of failed matched tasks: sum((1-r) t) / sum(1-r) "
             "(null: as WES+).",
             value=_failure,
+            resample=Resample(_failure_parts, finish=_no_failure_is_zero),
         ),
     ),
     _cost("cost_usd", version=1, unit="USD", label="cost"),

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,37 @@ class PerEpisode:
     type: str = "float64"
 
 
+Parts = Callable[[Any], tuple[float, float]]
+"""One unit's share of a ratio-of-sums figure: (numerator, denominator)."""
+Finish = Callable[["np.ndarray", Mapping[str, "np.ndarray"], RunFacts], "np.ndarray"]
+
+
+def over_units(value: Any) -> tuple[float, float]:
+    """A mean over every unit, a missing value counting 0 (a figure over the N human tasks)."""
+    return (0.0 if value is None else float(value), 1.0)
+
+
+def over_present(value: Any) -> tuple[float, float]:
+    """A mean over the units that have a value (None: the unit is not in the mean)."""
+    return (0.0, 0.0) if value is None else (float(value), 1.0)
+
+
+@dataclass(frozen=True)
+class Resample:
+    """How a run figure is recomputed on a bootstrap resample of its units, vectorised: the
+    figure is sum(numerator) / sum(denominator) over the units (`parts` of each unit's value),
+    then `finish` (given the resampled figures of the metrics it `needs`). Declared with the
+    metric so the intervals follow its definition; a test holds that the unresampled form gives
+    the run figure."""
+
+    parts: Parts = over_units
+    value: EpisodeFn | None = None
+    """The per-unit value resampled; default: the aggregate's."""
+    finish: Finish | None = None
+    analytic: bool = False
+    """A mean of per-unit outcomes: it also gets the analytic clustered standard error."""
+
+
 @dataclass(frozen=True)
 class Aggregate:
     """A metric's run figure: `combine` over `value` of the episodes chosen by `over`."""
@@ -84,6 +118,8 @@ class Aggregate:
     value: EpisodeFn | None = None
     """What is combined; default: the metric's per-episode value."""
     type: str = "float64"
+    resample: Resample | None = None
+    """How its bootstrap recomputes it (None: the figure gets no interval)."""
 
 
 @dataclass(frozen=True)

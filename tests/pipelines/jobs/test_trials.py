@@ -100,6 +100,38 @@ def test_trial_scores_are_the_shares_of_k_subsets_of_the_generated_outcomes(
         assert math.isclose(hat, want_hat, rel_tol=1e-12, abs_tol=1e-15)
 
 
+def test_trial_variance_splits_the_standard_error_of_the_generated_outcomes(
+    scored: Path, trial_trees: dict
+) -> None:
+    import numpy as np
+
+    outcomes: dict[tuple[str, str], list[float]] = {}
+    for trial in trial_trees["plans"]:
+        for p in trial:
+            if p.outcome != "absent" and p.score is not None:
+                outcomes.setdefault((p.domain, p.task_id), []).append(float(p.score == 1.0))
+    kept = [np.array(v) for v in outcomes.values() if len(v) >= 2]
+    means = np.array([v.mean() for v in kept])
+    within = np.mean([v.var(ddof=1) for v in kept])
+    k = np.mean([v.size for v in kept])
+    rows = (
+        connect(scored)
+        .sql(
+            "SELECT n_tasks, mean_success, se, se_within, se_between FROM trial_variance "
+            "WHERE max_steps_scoring = 15 AND compat = 'deskscore'"
+        )
+        .fetchall()
+    )
+    assert len(rows) == 2  # both layouts
+    for n, mean, se, se_within, se_between in rows:
+        assert n == len(kept)
+        assert math.isclose(mean, means.mean(), rel_tol=1e-12)
+        assert math.isclose(se, math.sqrt(means.var(ddof=1) / n), rel_tol=1e-9)
+        assert math.isclose(se_within, math.sqrt(within / (k * n)), rel_tol=1e-9)
+        between = max(means.var(ddof=1) - within / k, 0.0)
+        assert math.isclose(se_between, math.sqrt(between / n), rel_tol=1e-9, abs_tol=1e-15)
+
+
 def test_each_trial_keeps_its_own_row_and_pass_at_1_is_the_mean_per_task_rate(
     scored: Path,
 ) -> None:

@@ -1,0 +1,215 @@
+"""Uncertainty of a run's figures: standard errors and 95% intervals by the bootstrap over
+tasks, plain and within domains (OSWorld domains, DeskCraft apps), and the analytic clustered
+standard error of the success rates (Miller 2024, "Adding Error Bars to Evals").
+
+Each figure is resampled as its metric declares (`Aggregate.resample`): a ratio of sums over
+its units (the episodes, or the N human tasks with those not run counting 0), then an
+optional finishing step that reads the same resample's other figures (WES's factor from
+mean_t_fail). All B resamples are two matrix products per figure: one (B x units) weight
+matrix per unit set and method, drawn from one seeded generator, so figures are reproducible.
+Cost per task and per success are resampled the same way over the episodes' costs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from deskscore.scorers.bootstrap import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    percentile_interval,
+    ratio,
+    resample_weights,
+    standard_error,
+)
+from deskscore.scorers.clustered import clustered_se, normal_interval
+from deskscore.scorers.metrics import HUMAN_TASKS, computed
+from deskscore.scorers.run import RunUnits
+
+BOOTSTRAP = "bootstrap"
+"""Tasks resampled with replacement, all together."""
+BOOTSTRAP_DOMAIN = "bootstrap_domain"
+"""Tasks resampled within their domain (OSWorld) or app (DeskCraft): each keeps its size."""
+ANALYTIC = "analytic_clustered"
+"""The clustered (by domain) standard error of a mean of per-task outcomes; estimate +- 1.96 SE."""
+METHODS = (BOOTSTRAP, BOOTSTRAP_DOMAIN, ANALYTIC)
+DEFAULT_METHOD = BOOTSTRAP_DOMAIN
+"""What the leaderboard and the report show."""
+
+
+class Interval(NamedTuple):
+    """One figure's uncertainty by one method."""
+
+    metric: str
+    method: str
+    estimate: float
+    se: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_units: int
+    n_clusters: int
+
+
+class CostUnit(NamedTuple):
+    """One episode's share of the cost figures (as scorers.cost.run_cost counts them)."""
+
+    domain: str
+    cost_usd: float | None
+    has_usage: bool
+    """Some model call was recorded for it (cost per task is over these)."""
+    unpriced: bool
+    success: bool
+    """Strict success under the deskscore rules (cost per success divides by these)."""
+
+
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and np.isfinite(x) else None
+
+
+def _draws(n: int, strata: Sequence[str], n_resamples: int, seed: int) -> dict[str, np.ndarray]:
+    return {
+        BOOTSTRAP: resample_weights(n, n_resamples, seed),
+        BOOTSTRAP_DOMAIN: resample_weights(n, n_resamples, seed, strata),
+    }
+
+
+def _rows(
+    name: str,
+    point: float,
+    resampled: Mapping[str, np.ndarray],
+    n: int,
+    n_clusters: int,
+) -> list[Interval]:
+    out = []
+    for method, values in resampled.items():
+        low, high = percentile_interval(values)
+        out.append(
+            Interval(
+                name,
+                method,
+                point,
+                _finite(standard_error(values)),
+                _finite(low),
+                _finite(high),
+                n,
+                n_clusters,
+            )
+        )
+    return out
+
+
+def run_intervals(
+    units: RunUnits,
+    *,
+    costs: Sequence[CostUnit] = (),
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> list[Interval]:
+    """Every resampleable figure of the run that is not null, by every method that applies, in
+    the metrics' computing order, then the cost figures."""
+    run, figures = units.run, units.figures
+    sets = {
+        HUMAN_TASKS: (units.human, units.human_domains),
+        "episodes": (units.episodes, [f.domain for f in units.episodes]),
+    }
+    draws: dict[str, dict[str, np.ndarray]] = {}
+    resampled: dict[str, dict[str, np.ndarray]] = {BOOTSTRAP: {}, BOOTSTRAP_DOMAIN: {}}
+    points: dict[str, np.ndarray] = {}
+    out: list[Interval] = []
+    for m in computed():
+        spec = m.run.resample if m.run is not None else None
+        if spec is None or m.run is None:
+            continue
+        over = HUMAN_TASKS if m.run.over == HUMAN_TASKS else "episodes"
+        chosen, strata = sets[over]
+        value = spec.value or m.run.value or m.episode.value  # type: ignore[union-attr]
+        parts = np.array(
+            [spec.parts(None if f is None else value(f, run)) for f in chosen], dtype=np.float64
+        ).reshape(-1, 2)
+        num, den = parts[:, 0], parts[:, 1]
+        if over not in draws:
+            draws[over] = _draws(len(chosen), strata, n_resamples, seed)
+        point = ratio(np.ones((1, len(chosen))), num, den)
+        for method, w in draws[over].items():
+            resampled[method][m.name] = ratio(w, num, den)
+        if spec.finish is not None:
+            point = spec.finish(point, points, run)
+            for method in resampled:
+                resampled[method][m.name] = spec.finish(
+                    resampled[method][m.name], resampled[method], run
+                )
+        points[m.name] = point
+        if figures.get(m.name) is None or not len(chosen):
+            continue
+        estimate = float(point[0])
+        counted = den != 0
+        n_clusters = len({s for s, k in zip(strata, counted, strict=True) if k})
+        out += _rows(
+            m.name, estimate, {k: v[m.name] for k, v in resampled.items()}, int(counted.sum()),
+            n_clusters,
+        )  # fmt: skip
+        if spec.analytic:
+            present = den > 0
+            kept = [s for s, k in zip(strata, present, strict=True) if k]
+            se = clustered_se(num[present] / den[present], kept)
+            low, high = normal_interval(estimate, se)
+            out.append(
+                Interval(
+                    m.name,
+                    ANALYTIC,
+                    estimate,
+                    _finite(se),
+                    _finite(low),
+                    _finite(high),
+                    int(present.sum()),
+                    len(set(kept)),
+                )
+            )
+    return out + cost_intervals(costs, n_resamples=n_resamples, seed=seed)
+
+
+def cost_intervals(
+    costs: Sequence[CostUnit], *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> list[Interval]:
+    """cost_per_task_usd (total over the episodes with usage / their number) and
+    cost_per_success_usd (total / strict successes), resampled over the episodes; none when
+    a call is unpriced or no episode has usage (the figures are null then)."""
+    if not costs or any(c.unpriced for c in costs) or not any(c.has_usage for c in costs):
+        return []
+    usage = np.array([c.has_usage for c in costs], dtype=np.float64)
+    spent = np.array([(c.cost_usd or 0.0) if c.has_usage else 0.0 for c in costs])
+    wins = np.array([c.success for c in costs], dtype=np.float64)
+    strata = [c.domain for c in costs]
+    draws = _draws(len(costs), strata, n_resamples, seed)
+    out = []
+    for name, den in (("cost_per_task_usd", usage), ("cost_per_success_usd", wins)):
+        if not den.sum():
+            continue
+        point = float(ratio(np.ones((1, len(costs))), spent, den)[0])
+        per = {method: ratio(w, spent, den) for method, w in draws.items()}
+        counted = den != 0
+        n_clusters = len({s for s, k in zip(strata, counted, strict=True) if k})
+        out += _rows(name, point, per, int(counted.sum()), n_clusters)
+    return out
+
+
+def interval_rows(keys: Mapping[str, Any], intervals: Sequence[Interval], **settings: Any):
+    """The run_score_intervals rows: the run's keys, each interval, the bootstrap settings."""
+    return [keys | i._asdict() | settings for i in intervals]
+
+
+__all__ = [
+    "ANALYTIC",
+    "BOOTSTRAP",
+    "BOOTSTRAP_DOMAIN",
+    "DEFAULT_METHOD",
+    "METHODS",
+    "CostUnit",
+    "Interval",
+    "cost_intervals",
+    "interval_rows",
+    "run_intervals",
+]

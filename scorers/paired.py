@@ -1,0 +1,128 @@
+"""Paired comparisons of two runs on the tasks both ran (Miller 2024, section 4: when two
+models answer the same questions, the paired difference removes the between-task variance).
+
+- `paired_difference`: the difference of two means over the common tasks with its bootstrap
+  interval (the same resample weights for both runs, so the pairing is kept);
+- `mcnemar_exact`: McNemar's exact test for strict success, a two-sided binomial test of the
+  discordant pairs against 1/2 (scipy.stats.binomtest);
+- `holm`: Holm's step-down adjustment of several p-values (family-wise error rate);
+- `min_detectable_difference`: the smallest true difference a paired test at level alpha
+  detects with the given power, from the spread of the per-task differences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import NamedTuple
+
+import numpy as np
+from scipy import stats
+
+from deskscore.scorers.bootstrap import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    LEVEL,
+    percentile_interval,
+    ratio,
+    resample_weights,
+    standard_error,
+)
+
+
+class Outcomes(NamedTuple):
+    """Per-task wins, losses and ties of A against B (higher value wins)."""
+
+    wins: int
+    losses: int
+    ties: int
+
+
+def outcomes(a: Sequence[float], b: Sequence[float]) -> Outcomes:
+    """How many tasks A scored higher, lower or the same as B on."""
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return Outcomes(int(np.sum(x > y)), int(np.sum(x < y)), int(np.sum(x == y)))
+
+
+def mcnemar_exact(a_only: int, b_only: int) -> float:
+    """Two-sided exact McNemar p from the discordant counts (A succeeded and B did not, and
+    the reverse); 1.0 when there is no discordant pair."""
+    n = a_only + b_only
+    if n == 0:
+        return 1.0
+    return float(stats.binomtest(a_only, n, 0.5).pvalue)
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm-adjusted p-values, in the order given: the i-th smallest times (m - i), made
+    monotone, capped at 1."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    scaled = np.minimum(1.0, np.maximum.accumulate(p[order] * (m - np.arange(m))))
+    out = np.empty(m)
+    out[order] = scaled
+    return out.tolist()
+
+
+def min_detectable_difference(
+    differences: Sequence[float], alpha: float = 0.05, power: float = 0.8
+) -> float:
+    """(z_{1-alpha/2} + z_power) x SE of the mean paired difference: below this, a true
+    difference is missed more often than 1 - power. NaN with fewer than two tasks."""
+    d = np.asarray(differences, dtype=np.float64)
+    if d.size < 2:
+        return float("nan")
+    se = float(np.std(d, ddof=1) / np.sqrt(d.size))
+    return float((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * se)
+
+
+class PairedDifference(NamedTuple):
+    """Two means over the same units and their difference (a - b) with a bootstrap interval."""
+
+    n: int
+    mean_a: float
+    mean_b: float
+    difference: float
+    se: float
+    ci_low: float
+    ci_high: float
+
+
+def paired_difference(
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    strata: Sequence[Hashable] | None = None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    level: float = LEVEL,
+) -> PairedDifference:
+    """Mean of a minus mean of b over the units where both are finite; the interval resamples
+    those units (within `strata`) with one weight matrix for both, so the pairing is kept."""
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    both = np.isfinite(x) & np.isfinite(y)
+    x, y = x[both], y[both]
+    n = int(both.sum())
+    if n == 0:
+        nan = float("nan")
+        return PairedDifference(0, nan, nan, nan, nan, nan, nan)
+    kept = None if strata is None else [s for s, k in zip(strata, both, strict=True) if k]
+    w = resample_weights(n, n_resamples, seed, kept)
+    ones = np.ones(n)
+    resampled = ratio(w, x - y, ones)
+    low, high = percentile_interval(resampled, level)
+    return PairedDifference(
+        n, float(x.mean()), float(y.mean()), float((x - y).mean()),
+        standard_error(resampled), low, high,
+    )  # fmt: skip
+
+
+__all__ = [
+    "Outcomes",
+    "PairedDifference",
+    "holm",
+    "mcnemar_exact",
+    "min_detectable_difference",
+    "outcomes",
+    "paired_difference",
+]

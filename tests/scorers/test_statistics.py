@@ -1,0 +1,113 @@
+"""The statistics against textbook values: McNemar's exact p, Holm's adjustment, pass@k's
+closed form, the clustered standard error on a hand-computed example, the bootstrap's weights,
+and the trials' variance split."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from deskscore.scorers.bootstrap import percentile_interval, ratio, resample_weights
+from deskscore.scorers.clustered import clustered_se, plain_se
+from deskscore.scorers.paired import (
+    holm,
+    mcnemar_exact,
+    min_detectable_difference,
+    outcomes,
+    paired_difference,
+)
+from deskscore.scorers.trials import TaskTrials, pass_at_k, variance_split
+
+
+@pytest.mark.parametrize(("b", "c"), [(10, 2), (2, 10), (7, 7), (0, 5), (25, 11)])
+def test_mcnemar_exact_is_twice_the_smaller_binomial_tail(b: int, c: int) -> None:
+    n = b + c
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
+    assert mcnemar_exact(b, c) == pytest.approx(min(1.0, 2 * tail))
+
+
+def test_mcnemar_exact_of_the_textbook_example() -> None:
+    # 10 against 2 discordant pairs: p = 2 (1 + 12 + 66) / 4096
+    assert mcnemar_exact(10, 2) == pytest.approx(158 / 4096)
+    assert mcnemar_exact(0, 0) == 1.0
+
+
+def test_holm_multiplies_the_ith_smallest_by_m_minus_i_and_keeps_the_order() -> None:
+    # sorted 0.005, 0.01, 0.03, 0.04 -> x4, x3, x2, x1 = 0.02, 0.03, 0.06, 0.04 -> monotone 0.06
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k"), [(10, 3, 1), (10, 3, 5), (20, 0, 4), (8, 8, 2), (5, 2, 4)]
+)
+def test_pass_at_k_equals_chen_et_al_product_form(n: int, c: int, k: int) -> None:
+    product = 0.0 if n - c < k else float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+    assert pass_at_k(n, c, k) == pytest.approx(1.0 - product)
+
+
+def test_clustered_se_on_a_hand_computed_example() -> None:
+    # mean 0.4; residual sums per cluster: a 0.6 - 0.4 + 0.6 = 0.8, b -0.8; sqrt(1.28) / 5
+    assert clustered_se([1, 0, 1, 0, 0], ["a", "a", "a", "b", "b"]) == pytest.approx(
+        math.sqrt(1.28) / 5
+    )
+
+
+def test_clustered_se_with_one_unit_per_cluster_is_the_plain_se() -> None:
+    x = np.random.default_rng(3).random(50)
+    assert clustered_se(x, range(50)) == pytest.approx(plain_se(x))
+
+
+def test_resample_weights_are_reproducible_and_keep_each_stratum_size() -> None:
+    strata = ["a"] * 7 + ["b"] * 3 + ["c"] * 12
+    w = resample_weights(22, 300, 5, strata)
+    assert np.array_equal(w, resample_weights(22, 300, 5, strata))
+    assert not np.array_equal(w, resample_weights(22, 300, 6, strata))
+    labels = np.array(strata)
+    for s, size in (("a", 7), ("b", 3), ("c", 12)):
+        assert set(w[:, labels == s].sum(axis=1)) == {size}
+    plain = resample_weights(22, 300, 5)
+    assert set(plain.sum(axis=1)) == {22}
+    assert plain.mean() == pytest.approx(1.0, abs=0.05)
+
+
+def test_ratio_of_unit_weights_is_the_plain_figure_and_empty_is_nan() -> None:
+    num, den = np.array([1.0, 0.0, 3.0]), np.array([1.0, 0.0, 1.0])
+    assert ratio(np.ones((1, 3)), num, den)[0] == pytest.approx(2.0)
+    assert math.isnan(ratio(np.zeros((1, 3)), num, den)[0])
+    assert all(map(math.isnan, percentile_interval(np.array([np.nan, np.nan]))))
+
+
+def test_paired_difference_keeps_the_pairing() -> None:
+    rng = np.random.default_rng(0)
+    base = rng.random(200)
+    shifted = base + 0.1  # the same tasks, 0.1 better each: no between-task noise remains
+    d = paired_difference(shifted, base, n_resamples=200, seed=1)
+    assert d.difference == pytest.approx(0.1)
+    assert d.ci_high - d.ci_low == pytest.approx(0.0, abs=1e-9)
+    assert outcomes(shifted, base) == (200, 0, 0)
+
+
+def test_minimum_detectable_difference_is_2_8_standard_errors() -> None:
+    d = np.array([1.0, -1.0] * 50)
+    se = np.std(d, ddof=1) / 10
+    assert min_detectable_difference(d) == pytest.approx((1.959964 + 0.841621) * se, rel=1e-5)
+
+
+def test_variance_split_without_within_task_noise_puts_everything_between() -> None:
+    tasks = [TaskTrials((1.0,) * 3, (True,) * 3), TaskTrials((0.0,) * 3, (False,) * 3)] * 5
+    split = variance_split(tasks)
+    assert split.var_within == 0 and split.se_within == 0
+    assert split.se_between == pytest.approx(split.se)
+
+
+def test_variance_split_of_coin_flips_is_mostly_within() -> None:
+    rng = np.random.default_rng(1)
+    flips = rng.random((400, 8)) < 0.5  # every task the same p: all variance is within
+    tasks = [TaskTrials(tuple(map(float, r)), tuple(map(bool, r))) for r in flips]
+    split = variance_split(tasks)
+    assert split.var_within == pytest.approx(0.25, rel=0.1)
+    assert split.se_between < split.se_within
+    assert split.se**2 == pytest.approx(split.se_between**2 + split.se_within**2, rel=0.2)
