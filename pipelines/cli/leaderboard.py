@@ -124,7 +124,8 @@ def leaderboard_text(
     scored."""
     from deskscore.sql import connect
 
-    con = connect(warehouse, only=("run_scores", "leaderboard"))  # what is queried below
+    read = ("run_scores", "leaderboard", *(("leaderboard_intervals",) if ci != "none" else ()))
+    con = connect(warehouse, only=read)  # what is queried below
     config = configuration(
         con,
         warehouse,
