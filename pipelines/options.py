@@ -272,13 +272,13 @@ class ScoreOptions(BeamJobOptions):
         type=int,
         metavar="B",
         help="bootstrap resamples of the tasks behind each run figure's standard error and 95%% "
-        f"interval (run_score_intervals; default {DEFAULT_BOOTSTRAP_RESAMPLES}; 0: none)",
+        "interval (run_score_intervals; 0: none)",
     )
     bootstrap_seed: int = option(
         DEFAULT_BOOTSTRAP_SEED,
         "--bootstrap-seed",
         type=int,
-        help=f"the bootstrap's seed, so intervals are reproducible (default {DEFAULT_BOOTSTRAP_SEED})",
+        help="the bootstrap's seed, so intervals are reproducible",
     )
     force: bool = _force(
         "score every run again, even those whose inputs are unchanged since last time"
