@@ -197,7 +197,7 @@ def breakdown_text(
 
     views = [spec.view for spec in (OSWORLD_BREAKDOWNS.get(by), BREAKDOWNS.get(by)) if spec]
     if ci != "none":
-        views += ["per_domain_units", "deskcraft_slice_members"]
+        views += ["per_domain_units", "deskcraft_slice_units"]
     con = connect(warehouse, only=("runs", "run_scores", "run_labels", *views))
     chosen = {"human_version": human_version, "max_steps_scoring": max_steps_scoring}
     chosen["compat"] = compat

@@ -1,6 +1,7 @@
 """The 95% intervals of `leaderboard --by ... --ci`: each slice rate's units fetched with one
 query per breakdown, from the same relations the marts sum (per_domain_units beside
-per_domain; deskcraft_slice_members under deskcraft_slices), and resampled by
+per_domain; deskcraft_slice_units beside
+the DeskCraft slice marts), and resampled by
 scorers.slice_intervals. Looked up as pipelines.cli.intervals looks up run figures, with
 (run_id, slice) for the run id, so its table_rows and flat_rows render them unchanged.
 """
@@ -22,7 +23,7 @@ DESKCRAFT_RATES = (("strict_success_pct", "num_strict"), ("mean_score_pct", "num
 """The DeskCraft slice marts' rates, each over the episodes with a usable result."""
 
 SLICINGS = {"app": "app", "domain": "domain", "mode": "mode"}
-"""deskcraft_slice_members' slicing behind each DeskCraft `--by` (level: by its source)."""
+"""deskcraft_slice_units' slicing behind each DeskCraft `--by` (level: by its source)."""
 
 
 def _bounds(
@@ -86,8 +87,7 @@ def deskcraft_bounds(
     slicing = f"level_{level_source}" if by == "level" else SLICINGS[by]
     split = "interactive" if by == "mode" else split
     found = con.sql(
-        "SELECT run_id, slice, CASE WHEN solved THEN 1 ELSE 0 END, coalesce(reward, 0), "
-        "CASE WHEN reward IS NULL THEN 0 ELSE 1 END FROM deskcraft_slice_members "
+        "SELECT run_id, slice, num_strict, num_score, den FROM deskcraft_slice_units "
         "WHERE slicing = $slicing AND ($split = 'all' OR split = $split) ORDER BY ALL",
         params={"slicing": slicing, "split": split},
     ).fetchall()
