@@ -14,9 +14,11 @@ Each breakdown is a declaration: the mart it reads, the filters it takes, and it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from deskscore.pipelines.cli.common import UserError
+from deskscore.pipelines.cli.intervals import Bounds, flat_rows, table_rows
 from deskscore.pipelines.cli.output import render
 from deskscore.pipelines.cli.scored import (
     chosen_configuration,
@@ -100,8 +102,11 @@ def _section(
     condition: str,
     params: dict[str, Any],
     fmt: str,
+    ci: str = "none",
+    bounds: Callable[[list[Any], list[str]], Bounds] | None = None,
 ) -> tuple[list[tuple[Any, ...]], str]:
-    """(rows, rendered table) of one breakdown: the run's label first, its id last."""
+    """(rows, rendered table) of one breakdown: the run's label first, its id last; with `ci`,
+    the rates carry the intervals `bounds(rows, column names)` finds (pipelines.cli.intervals)."""
     columns = (("label", "run"), spec.key, *measures, *spec.extra, ("run_id", "run id"))
     cols = ", ".join("l.label" if c == "label" else f"v.{c}" for c, _ in columns)
     order = spec.order or f"v.{spec.key[0]}"
@@ -111,17 +116,33 @@ def _section(
         params=params or None,
     ).fetchall()
     headers = [h if fmt in {"table", "md"} else c for c, h in columns]
-    return rows, render(headers, rows, fmt)
+    if ci == "none" or bounds is None or not rows:
+        return rows, render(headers, rows, fmt)
+    names = [c for c, _ in columns]
+    found = bounds(rows, names)
+    ids = [(r[-1], r[1]) for r in rows]
+    if fmt in {"csv", "json"}:
+        flat_names, flat = flat_rows(names, rows, ids, found)
+        return rows, render(flat_names, flat, fmt)
+    return rows, render(headers, table_rows(names, rows, ids, found, ci), fmt)
 
 
-def _deskcraft(con: Any, by: str, fmt: str, level_source: str, split: str) -> list[str]:
+def _deskcraft(
+    con: Any, by: str, fmt: str, level_source: str, split: str, ci: str = "none"
+) -> list[str]:
     if by not in BREAKDOWNS:
         return []
     spec = BREAKDOWNS[by]
     values: dict[str, Any] = {"level_source": level_source, "split": split}
     params = {f: values[f] for f in spec.filters}
     condition = " AND ".join(f"v.{f} = ${f}" for f in spec.filters) or "true"
-    rows, text = _section(con, spec, _MEASURES, condition, params, fmt)
+
+    def bounds(rows: list[Any], names: list[str]) -> Bounds:
+        from deskscore.pipelines.cli.slice_bounds import deskcraft_bounds
+
+        return deskcraft_bounds(con, by, level_source, split, rows, names, spec.key[0])
+
+    rows, text = _section(con, spec, _MEASURES, condition, params, fmt, ci, bounds)
     if not rows:
         return []
     shown = ", ".join(f"{f.replace('_', ' ')} {values[f]}" for f in spec.filters)
@@ -129,7 +150,9 @@ def _deskcraft(con: Any, by: str, fmt: str, level_source: str, split: str) -> li
     return [f"{head}\n{text}" if fmt in {"table", "md"} else text]
 
 
-def _osworld(con: Any, warehouse: str, by: str, fmt: str, chosen: dict[str, Any]) -> list[str]:
+def _osworld(
+    con: Any, warehouse: str, by: str, fmt: str, chosen: dict[str, Any], ci: str = "none"
+) -> list[str]:
     osworld = f"SELECT run_id FROM runs WHERE NOT {deskcraft_run()}"
     if by not in OSWORLD_BREAKDOWNS or not con.sql(osworld).fetchall():
         return []
@@ -140,7 +163,15 @@ def _osworld(con: Any, warehouse: str, by: str, fmt: str, chosen: dict[str, Any]
     spec = OSWORLD_BREAKDOWNS[by]
     condition, params = where(config, "v")
     condition += f" AND v.run_id IN ({osworld})"
-    rows, text = _section(con, spec, _osworld_measures(), condition, params, fmt)
+
+    def bounds(rows: list[Any], names: list[str]) -> Bounds:
+        from deskscore.pipelines.cli.slice_bounds import osworld_bounds
+        from deskscore.scorers.success import CATEGORIES
+
+        groups = {d: c for c, ds in CATEGORIES.items() for d in ds} if by == "app" else None
+        return osworld_bounds(con, condition, params, groups, rows, names, spec.key[0])
+
+    rows, text = _section(con, spec, _osworld_measures(), condition, params, fmt, ci, bounds)
     if not rows:
         return []
     head = f"OSWorld runs by {spec.title} ({config.describe()})"
@@ -157,18 +188,21 @@ def breakdown_text(
     human_version: str | None = None,
     max_steps_scoring: int | None = None,
     compat: str | None = None,
+    ci: str = "none",
 ) -> str:
     """The breakdown `by` of every run it applies to: OSWorld runs under one configuration
-    (chosen as the leaderboard chooses it), DeskCraft runs, each titled; UserError when
-    nothing applies."""
+    (chosen as the leaderboard chooses it), DeskCraft runs, each titled; `ci` adds each rate's
+    95% interval (pipelines.cli.slice_bounds); UserError when nothing applies."""
     from deskscore.sql import connect
 
     views = [spec.view for spec in (OSWORLD_BREAKDOWNS.get(by), BREAKDOWNS.get(by)) if spec]
+    if ci != "none":
+        views += ["per_domain_units", "deskcraft_slice_units"]
     con = connect(warehouse, only=("runs", "run_scores", "run_labels", *views))
     chosen = {"human_version": human_version, "max_steps_scoring": max_steps_scoring}
     chosen["compat"] = compat
-    sections = _osworld(con, warehouse, by, fmt, chosen)
-    sections += _deskcraft(con, by, fmt, level_source, split)
+    sections = _osworld(con, warehouse, by, fmt, chosen, ci)
+    sections += _deskcraft(con, by, fmt, level_source, split, ci)
     if not sections:
         families = [name for name, known in (("OSWorld", OSWORLD_BREAKDOWNS),
                     ("DeskCraft", BREAKDOWNS)) if by in known]  # fmt: skip

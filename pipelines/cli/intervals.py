@@ -9,7 +9,7 @@ figure (<column>_se, <column>_ci_low, <column>_ci_high) so the numbers stay numb
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 CI_STYLES = ("none", "pm", "interval")
@@ -37,8 +37,9 @@ class WithInterval(float):
         return f"{shown} ± {(self.high - self.low) / 2:{spec}}"
 
 
-Bounds = dict[tuple[str, str], tuple[float | None, float | None, float | None]]
-"""(run_id, leaderboard column) -> (se, ci_low, ci_high) in the leaderboard's units."""
+Bounds = dict[tuple[Hashable, str], tuple[float | None, float | None, float | None]]
+"""(run_id, leaderboard column) -> (se, ci_low, ci_high) in the leaderboard's units (for
+slices, (run_id, slice) stands for the run id)."""
 
 
 def bounds(con: Any, condition: str, params: Mapping[str, Any], method: str) -> Bounds:
@@ -69,7 +70,7 @@ def ids_of(relation: Any) -> list[str]:
 def table_rows(
     columns: Sequence[str],
     rows: Sequence[Sequence[Any]],
-    run_ids: Sequence[str],
+    run_ids: Sequence[Hashable],
     found: Bounds,
     style: str,
 ) -> list[list[Any]]:
@@ -86,7 +87,10 @@ def table_rows(
 
 
 def flat_rows(
-    columns: Sequence[str], rows: Sequence[Sequence[Any]], run_ids: Sequence[str], found: Bounds
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    run_ids: Sequence[Hashable],
+    found: Bounds,
 ) -> tuple[list[str], list[list[Any]]]:
     """csv/json: each figure with an interval followed by its _se, _ci_low, _ci_high columns."""
     with_ci = [c for c in columns if any(k[1] == c for k in found)]

@@ -10,32 +10,12 @@
 -- figures are for the marts that show them: the slice's DeskCraft domain (the first by name when
 -- it spans several), apps, median steps of the solved episodes, mean steps, questions asked,
 -- user turns and phases.
--- Reads: deskcraft_episodes.
+-- Which episodes are in which slice: deskcraft_slice_members.
+-- Reads: deskcraft_slice_members.
 CREATE OR REPLACE VIEW deskcraft_slices AS
 WITH
-trigger_phases AS (
-    SELECT run_id, app, task_id, split_part(unnest(triggers), ':', 1) AS trigger
-    FROM deskcraft_episodes
-),
-trigger_kinds AS (
-    SELECT run_id, app, task_id, trigger, count(*) AS n_phases
-    FROM trigger_phases
-    GROUP BY ALL
-),
 sliced AS (
-    SELECT 'level_stem' AS slicing, level_stem AS slice, * FROM deskcraft_episodes
-    UNION ALL
-    SELECT 'level_difficulty', level_difficulty, * FROM deskcraft_episodes
-    UNION ALL
-    SELECT 'app', app, * FROM deskcraft_episodes
-    UNION ALL
-    SELECT 'domain', category, * FROM deskcraft_episodes
-    UNION ALL
-    SELECT 'mode', mode, * FROM deskcraft_episodes
-    UNION ALL
-    SELECT 'trigger', k.trigger, e.* REPLACE (k.n_phases AS n_phases)
-    FROM deskcraft_episodes AS e
-    JOIN trigger_kinds AS k USING (run_id, app, task_id)
+    SELECT * FROM deskcraft_slice_members
 ),
 grouped AS (
     SELECT
