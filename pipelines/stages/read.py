@@ -3,8 +3,9 @@
 A run is the unit of work: its reader lists the source once per worker (a zip's central
 directory is parsed once, not once per task), reads only the members the tables need
 (`traj.jsonl`, `result.txt`, `args.json`, usage files; screenshots are listed, never
-decompressed) and keeps one run's rows at a time, so memory follows the largest run, not
-the size of the release; the caps of `collectors.limits` bound the largest run.
+decompressed) and turns each episode's rows into Arrow columns as soon as it is read, so a
+worker holds one run's columns, and memory follows the largest run, not the size of the
+release; the caps of `collectors.limits` bound the largest run.
 """
 
 from __future__ import annotations
@@ -79,6 +80,10 @@ class RunColumns:
             if len(buffer) >= CHUNK_ROWS:
                 self._flush(name)
 
+    @property
+    def n_episodes(self) -> int:
+        return len(self._keys)
+
     def _flush(self, name: str) -> None:
         from deskscore.schemas.validate import conform_rows
 
@@ -144,7 +149,7 @@ def read_run(source: Any, run: Any, work: RunWork) -> RunRead:
         f"ingest {SCHEMA_VERSION}.{INGEST_VERSION}", key.benchmark, key.format, *grouping
     )
     tables = columns.tables()
-    return RunRead(row, tables, list(meta.quarantine) + columns.quarantine, len(columns._keys))
+    return RunRead(row, tables, list(meta.quarantine) + columns.quarantine, columns.n_episodes)
 
 
 class OpenSources:
