@@ -164,6 +164,7 @@ class Warehouse:
         self.job = job
         self.pending = pending
         self._cached: tuple[int | None, Manifest] | None = None
+        self._with_pending: tuple[Any, Manifest] | None = None
         self._journal: Any = None
 
     # ------------------------------------------------------------------ layout
@@ -193,7 +194,11 @@ class Warehouse:
             self._cached = (generation, committed(self.root))
         manifest = self._cached[1]
         if self.pending and self.job is not None:
-            manifest = apply_ops(manifest, read_journal(self.root, self.job))
+            # the journal is parsed again only when a process of the job has written to it
+            state = (generation, journal_state(self.root, self.job))
+            if self._with_pending is None or self._with_pending[0] != state:
+                self._with_pending = (state, apply_ops(manifest, read_journal(self.root, self.job)))
+            manifest = self._with_pending[1]
         return manifest
 
     def _slots(self, name: str, partition: Mapping[str, str] | None) -> list[tuple[str, Entry]]:
@@ -503,6 +508,19 @@ class Warehouse:
 
 
 # ---------------------------------------------------------------------- journal and commit
+
+
+def journal_state(root: str | os.PathLike[str], job: str) -> tuple[tuple[str, int], ...]:
+    """(file, size) of each of a job's journal files: journals only grow, so an unchanged
+    state means unchanged operations."""
+    folder = manifest_dir(root) / JOBS_DIR / job
+    if not folder.is_dir():
+        return ()
+    out = []
+    for path in sorted(folder.glob("*.jsonl")):
+        with contextlib.suppress(FileNotFoundError):
+            out.append((path.name, path.stat().st_size))
+    return tuple(out)
 
 
 def read_journal(root: str | os.PathLike[str], job: str) -> list[dict[str, Any]]:
