@@ -35,6 +35,7 @@ from deskscore.collectors.action_code import _simple_calls, read_code_uncached
 from deskscore.collectors.actions import clear_action_memo, parse_action, parse_action_uncached
 from deskscore.collectors.human import load_bundled
 from deskscore.collectors.synthetic import load_profiles, write_run
+from deskscore.pipelines.cli.output import render
 
 TARGET_SPEEDUP = 3.0
 COMPILED = partial(read_code_uncached, simple=False)
@@ -85,15 +86,6 @@ def time_way(make: Callable[[], Callable[[object], dict]], actions: list[object]
     return time.perf_counter() - started, results
 
 
-def table(rows: list[list[str]], header: list[str]) -> str:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    fmt = "  ".join(
-        "{:<" + str(widths[0]) + "}" if i == 0 else "{:>" + str(w) + "}"
-        for i, w in enumerate(widths)
-    )
-    return "\n".join(fmt.format(*r) for r in [header, *rows])
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", default="atlas-swift", help="demo agent (atlas-swift)")
@@ -134,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                 " ".join(f"{1000 * w:.0f}" for w in walls[name]),
             ]
         )
-    print(table(rows, ["", "ms", "us/action", "x (a)", "all rounds (ms)"]))
+    print(render(["", "ms", "us/action", "x (a)", "all rounds (ms)"], rows))
     speedup = base / min(walls[WAYS[-1][0]])
     ok = speedup >= TARGET_SPEEDUP and same
     print(

@@ -39,6 +39,8 @@ import zipfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from deskscore.pipelines.cli.output import render
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_HUMAN = ROOT.parent / "shared" / "reference-data" / "osworld-human"
 FIGURES = ("Original OSWorld Result:", "Single Action WES+:", "Grouped Action WES+:", "WES-:")
@@ -223,20 +225,8 @@ def ours_figures(warehouse: Path, zips: list[Path]) -> dict[str, list[str]]:
 # --------------------------------------------------------------------------- report
 
 
-def table(rows: list[list[str]], header: list[str]) -> str:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(str(c).rjust(w) if j else str(c).ljust(w) for j, (c, w) in
-                       enumerate(zip(r, widths, strict=True))) for r in [header, *rows]]  # fmt: skip
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
 def _mb(n: int) -> str:
     return f"{n / 2**20:,.0f} MB"
-
-
-def _median(values: list[float]) -> float:
-    return statistics.median(values)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -292,30 +282,30 @@ def main(argv: list[str] | None = None) -> int:
     for n in sizes:
         for side in ("a", "b", "c"):
             if (side, n) in walls:
-                rows.append([names[side], str(n), f"{_median(walls[side, n]):.1f} s",
-                             _mb(int(_median(peaks[side, n]))), str(len(walls[side, n]))])  # fmt: skip
+                rows.append([names[side], str(n), f"{statistics.median(walls[side, n]):.1f} s",
+                             _mb(int(statistics.median(peaks[side, n]))), str(len(walls[side, n]))])  # fmt: skip
     print()
     print(f"{kind} archives, {args.workers} worker(s), medians over the rounds:")
-    print(table(rows, ["side", "N", "wall", "peak RSS", "rounds"]))
+    print(render(["side", "N", "wall", "peak RSS", "rounds"], rows))
     print()
     summary = []
     for i, n in enumerate(sizes):
-        b, c = _median(walls["b", n]), _median(walls["c", n])
+        b, c = statistics.median(walls["b", n]), statistics.median(walls["c", n])
         row = [str(n), f"{b / c:.1f}x"]
-        row.append(f"{_median(walls['a', n]) / b:.1f}x" if ("a", n) in walls else "-")
+        row.append(f"{statistics.median(walls['a', n]) / b:.1f}x" if ("a", n) in walls else "-")
         if i:
             prev = sizes[i - 1]
-            row.append(f"{b / _median(walls['b', prev]):.2f} ({prev}->{n})")
+            row.append(f"{b / statistics.median(walls['b', prev]):.2f} ({prev}->{n})")
         else:
             row.append("-")
-        row.append(_mb(int(_median(peaks["b", n]))))
+        row.append(_mb(int(statistics.median(peaks["b", n]))))
         row.append(
             "-" if n not in differ else ("yes" if not differ[n] else f"NO ({len(differ[n])})")
         )
         summary.append(row)
     head = ["N", "(b)/(c) <= 3x", "(a)/(b)", "(b) time growth", "(b) peak RSS <= 350 MB",
             "figures = score.py"]  # fmt: skip
-    print(table(summary, head))
+    print(render(head, summary))
     if not args.keep:
         shutil.rmtree(base, ignore_errors=True)
     return 0 if all(not d for d in differ.values()) else 1

@@ -36,6 +36,8 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from deskscore.pipelines.cli.output import render
+
 ROOT = Path(__file__).resolve().parents[1]
 SEC_EVAL = ROOT.parent / "shared" / "reference-data" / "osworld-sec-eval"
 TARGET_RATIO = 1.3
@@ -158,15 +160,6 @@ def pieces(paths: list[Path], k: int = 40, rounds: int = 3) -> list[tuple[str, f
     return [(name, 1000 * statistics.median(times[name])) for name, _ in steps]
 
 
-def table(rows: list[list[str]], header: list[str]) -> str:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    fmt = "  ".join(
-        "{:<" + str(widths[0]) + "}" if i == 0 else "{:>" + str(w) + "}"
-        for i, w in enumerate(widths)
-    )
-    return "\n".join(fmt.format(*r) for r in [header, *rows])
-
-
 class Best:
     """The fastest of several timings of one measurement (this machine may be shared)."""
 
@@ -241,24 +234,21 @@ def main(argv: list[str] | None = None) -> int:
         ["(b) hash stage, first pass", b, decoded_first, f"{ratio:.2f}"],
         ["(c) hash stage, second pass", c, decoded_second, f"{c.wall / a.wall:.2f}"],
     ]
-    print(
-        table(
-            [
-                [
-                    name,
-                    str(args.n),
-                    f"{t.wall:.2f}",
-                    f"{args.n / t.wall:.0f}",
-                    f"{t.cpu / t.wall:.2f}",
-                    ",".join(map(str, sorted(decoded))),
-                    x,
-                    " ".join(f"{w:.2f}" for w in t.walls),
-                ]
-                for name, t, decoded, x in rows
-            ],
-            ["", "N", "seconds", "files/s", "cores", "decoded", "x (a)", "all rounds (s)"],
-        )
-    )
+    header = ["", "N", "seconds", "files/s", "cores", "decoded", "x (a)", "all rounds (s)"]
+    cells = [
+        [
+            name,
+            str(args.n),
+            f"{t.wall:.2f}",
+            f"{args.n / t.wall:.0f}",
+            f"{t.cpu / t.wall:.2f}",
+            ",".join(map(str, sorted(decoded))),
+            x,
+            " ".join(f"{w:.2f}" for w in t.walls),
+        ]
+        for name, t, decoded, x in rows
+    ]
+    print(render(header, cells))
     ok_ratio = ratio <= TARGET_RATIO and decoded_first == {args.n}
     ok_second = decoded_second == {0} and identical
     print(
@@ -269,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         f"(b) {1000 * b.cpu / args.n:.2f} ms ({b.cpu / a.cpu:.2f}x)"
     )
     print("\nwhere the time goes, one screenshot on one thread (median ms):")
-    print(table([[name, f"{ms:.2f}"] for name, ms in detail], ["", "ms"]))
+    print(render(["", "ms"], [[name, f"{ms:.2f}"] for name, ms in detail]))
     return 0 if ok_ratio and ok_second else 1
 
 
