@@ -37,7 +37,7 @@ def compact_tables(wh: Warehouse, pool: LocalPool | None = None) -> list[Compact
 
     if pool is None or pool.workers == 1 or wh.job is None:
         return wh.compact()
-    names = sorted(TABLES, key=lambda n: (n not in _LARGEST_FIRST, _order(n), n))
+    names = sorted(TABLES, key=lambda n: (_order(n), n))
     remote = functools.partial(_compact_table, root=str(wh.root), job=wh.job)
     done: list[Any] = pool.map(remote, names, lambda name: wh.compact([name]))
     return [c for table in done for c in table]

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from deskscore.pipelines.stages.base import RunKey, RunStage
-from deskscore.pipelines.stages.scores import HumanRefs
+from deskscore.pipelines.stages.base import RunKey
+from deskscore.pipelines.stages.scores import ConfiguredStage, HumanRefs
 from deskscore.scorers.config import ScoreConfig
 
 TABLE = "run_score_intervals"
 
 
-class IntervalsStage(RunStage):
+class IntervalsStage(ConfiguredStage):
     """Standard errors and 95% intervals of each run figure, under one configuration."""
 
     label = "intervals"
@@ -34,17 +34,11 @@ class IntervalsStage(RunStage):
         costs: bool = False,
         job: str | None = None,
     ) -> None:
-        super().__init__(warehouse, job)
+        super().__init__(warehouse, config, human, human_by_instruction, job)
         self.costs = costs
         """The job prices the runs: their episode_costs are this job's pending writes."""
-        self.config = config
-        self.human = list(human)
-        self.human_by_instruction = list(human_by_instruction)
         self.n_resamples = n_resamples
         self.seed = seed
-
-    def outputs(self) -> list[tuple[str, str]]:
-        return [(TABLE, self.config.file)]
 
     def setup(self) -> None:
         from deskscore.collectors.warehouse import Warehouse
@@ -80,15 +74,13 @@ class IntervalsStage(RunStage):
         ]
 
     def run(self, key: RunKey) -> None:
-        from deskscore.collectors.formats import BY_INSTRUCTION, get
         from deskscore.scorers.intervals import interval_rows, run_intervals
         from deskscore.scorers.run import run_units
 
-        by_instruction = get(key.format).human_key == BY_INSTRUCTION
         episodes: list[dict[str, Any]] = self.wh.read("episodes", key.partition).to_pylist()
         units = run_units(
             episodes,
-            self.human_by_instruction if by_instruction else self.human,
+            self.human_for(key),
             config=self.config,
         )
         intervals = run_intervals(
