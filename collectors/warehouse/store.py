@@ -457,53 +457,48 @@ class Warehouse:
 
         schema = arrow_schema(name)
         base = self.table_dir(name)
-        folder = base / parent / PACK_DIR if parent else base / PACK_DIR
+        folder = base / parent / PACK_DIR
         written = rows = 0
-        batch: list[tuple[str, pa.Table]] = []
-        size = 0
 
-        def close() -> None:
-            nonlocal written, size
-            if not batch:
-                return
-            tables = list(batch)
+        def tables() -> Iterator[tuple[str, pa.Table]]:
+            for key, entry in sorted(members):
+                path = base / entry.file
+                if entry.groups is None:
+                    data = pq.read_table(path)
+                else:
+                    data = pq.ParquetFile(path).read_row_groups(list(entry.groups))
+                # an empty slot keeps its own tiny file: a pack has no empty row groups
+                if data.num_rows:
+                    yield key, _conform(data, schema)
 
-            def write(tmp: Path) -> None:
-                with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
-                    for _, data in tables:
-                        writer.write_table(data, row_group_size=1 << 30)
+        pending = tables()
+        following = next(pending, None)
+        groups: list[tuple[str, int]] = []  # (slot, rows) of the pack being written
 
+        def write(tmp: Path) -> None:
+            """One pack: runs' tables streamed into it until it holds about target_bytes."""
+            nonlocal following
+            size = 0
+            with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+                while following is not None and size < 4 * target_bytes:
+                    (key, data), following = following, None
+                    writer.write_table(data, row_group_size=1 << 30)
+                    groups.append((key, data.num_rows))
+                    size += data.nbytes  # in-memory Arrow is ~4x its zstd Parquet
+                    del data  # one run's table in memory at a time, not a pack's
+                    following = next(pending, None)
+
+        while following is not None:
+            groups.clear()
             path = _write_parquet(self.root, folder, slot, write)
             rel = str(path.relative_to(base))
-            for group, (key, data) in enumerate(tables):
+            for group, (key, n) in enumerate(groups):
                 self._record(
-                    {
-                        "op": "put",
-                        "table": name,
-                        "slot": key,
-                        "file": rel,
-                        "groups": [group],
-                        "rows": data.num_rows,
-                    }
-                )
+                    {"op": "put", "table": name, "slot": key, "file": rel, "groups": [group],
+                     "rows": n}
+                )  # fmt: skip
+                rows += n
             written += 1
-            batch.clear()
-            size = 0
-
-        for key, entry in sorted(members):
-            path = base / entry.file
-            if entry.groups is None:
-                data = _conform(pq.read_table(path), schema)
-            else:
-                data = _conform(pq.ParquetFile(path).read_row_groups(list(entry.groups)), schema)
-            if data.num_rows == 0:
-                continue  # an empty slot keeps its own (tiny) file: a pack has no empty groups
-            batch.append((key, data))
-            rows += data.num_rows
-            size += data.nbytes
-            if size >= 4 * target_bytes:  # in-memory Arrow is ~4x its zstd Parquet
-                close()
-        close()
         return written, rows
 
 

@@ -141,6 +141,30 @@ def test_replacing_a_packed_run_rewrites_its_pack_so_no_row_is_seen_twice(tmp_pa
     assert ids == [(r,) for r in runs if r != "r5"]
 
 
+def test_packing_holds_one_runs_table_at_a_time_not_a_packs(tmp_path) -> None:
+    """Packing streams runs into the open pack: Arrow's peak while packing 24 runs into one
+    pack stays near one run's table, not the pack's (which grows with the release)."""
+    import pyarrow as pa
+
+    wh = Warehouse(tmp_path)
+    runs = [f"r{i:02d}" for i in range(24)]
+    for run in runs:
+        rows = [{**_q(i), "run_id": run, "message": f"{run} {i} " + "m" * 200} for i in range(2000)]
+        wh.write("quarantine", rows, {"benchmark": "osworld", "run_id": run})
+    one_run = wh.read("quarantine", {"benchmark": "osworld", "run_id": "r00"}).nbytes
+    previous = pa.default_memory_pool()
+    pool = pa.proxy_memory_pool(previous)  # a pool of its own: its peak is this packing's
+    pa.set_memory_pool(pool)
+    try:
+        [done] = wh.compact(["quarantine"])
+        peak = pool.max_memory()
+    finally:
+        pa.set_memory_pool(previous)
+    assert done.files_in == len(runs) and done.packs_out == 1
+    assert wh.read("quarantine").num_rows == 2000 * len(runs)  # every row, in the one pack
+    assert peak < 4 * one_run < len(runs) * one_run / 4
+
+
 def test_files_no_kept_generation_lists_are_deleted(tmp_path) -> None:
     wh = Warehouse(tmp_path)
     first = wh.write("quarantine", [_q(1)], PART)
