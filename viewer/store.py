@@ -1,0 +1,295 @@
+"""What the viewer's pages show, read from the warehouse's views with parameterised SQL.
+
+One DuckDB connection (sql.connect: the views over the warehouse's current manifest, one
+consistent version for the viewer's life) serves every page; DuckDB connections are not
+safe to share between threads, so each query holds a lock. Filters and paging of the task
+list are pushed into DuckDB (WHERE, ORDER BY a key, LIMIT/OFFSET), so a page of a run with
+100,000 episodes costs one indexed scan, not a Python loop.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PAGE_SIZE = 50
+"""Episodes per page of a task list."""
+
+OUTCOMES = ("success", "partial", "failure", "no result")
+"""The outcome filter's values: score 1, 0 < score < 1, score 0, no usable result."""
+
+_OUTCOME_SQL = {
+    "success": "e.score >= 1",
+    "partial": "e.score > 0 AND e.score < 1",
+    "failure": "e.score = 0",
+    "no result": "e.score IS NULL",
+}
+
+
+@dataclass(frozen=True)
+class TaskFilter:
+    """The task list's filters, as the query string gives them (empty: no filter)."""
+
+    domain: str = ""
+    outcome: str = ""
+    looping: bool = False
+    min_steps: int | None = None
+    max_steps: int | None = None
+    disagreement: bool = False
+    text: str = ""
+    page: int = 0
+
+    def where(self) -> tuple[list[str], dict[str, Any]]:
+        """SQL conditions over episodes `e` (with episode_loops `l`) and their parameters."""
+        conds: list[str] = []
+        params: dict[str, Any] = {}
+        if self.domain:
+            conds.append("e.domain = $domain")
+            params["domain"] = self.domain
+        if self.outcome in _OUTCOME_SQL:
+            conds.append(_OUTCOME_SQL[self.outcome])
+        if self.looping:
+            conds.append("l.looping_steps > 0")
+        if self.min_steps is not None:
+            conds.append("e.n_steps >= $min_steps")
+            params["min_steps"] = self.min_steps
+        if self.max_steps is not None:
+            conds.append("e.n_steps <= $max_steps")
+            params["max_steps"] = self.max_steps
+        if self.disagreement:
+            conds.append(
+                "EXISTS (SELECT 1 FROM verdicts AS v WHERE v.run_id = e.run_id AND "
+                "v.domain = e.domain AND v.task_id = e.task_id AND v.agrees_with_archived = false)"
+            )
+        if self.text:
+            conds.append(
+                "(coalesce(e.instruction, t.instruction) ILIKE $text OR EXISTS (SELECT 1 FROM steps AS s WHERE "
+                "s.run_id = e.run_id AND s.domain = e.domain AND s.task_id = e.task_id AND "
+                "(s.action_text ILIKE $text OR s.response ILIKE $text)))"
+            )
+            params["text"] = "%" + _like_escape(self.text) + "%"
+        return conds, params
+
+
+def _like_escape(text: str) -> str:
+    """`text` matched literally by ILIKE (DuckDB's default escape is a backslash)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+@dataclass
+class Page:
+    """One page of a task list: its rows, how many match, and where it starts."""
+
+    rows: list[dict[str, Any]]
+    total: int
+    page: int
+    page_size: int = PAGE_SIZE
+
+    @property
+    def n_pages(self) -> int:
+        return max(1, -(-self.total // self.page_size))
+
+
+@dataclass
+class Episode:
+    """Everything the episode page shows."""
+
+    facts: dict[str, Any]
+    steps: list[dict[str, Any]]
+    spans: list[dict[str, Any]]
+    interactions: list[dict[str, Any]] = field(default_factory=list)
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+    human: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Store:
+    """The warehouse's views, queried one at a time."""
+
+    def __init__(self, warehouse: str | Path) -> None:
+        from deskscore.sql import connect
+
+        self.warehouse = Path(warehouse).resolve()
+        self.con = connect(self.warehouse)
+        self.lock = threading.Lock()
+
+    def close(self) -> None:
+        with self.lock:
+            self.con.close()
+
+    def rows(self, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        with self.lock:
+            rel = self.con.execute(sql, params or {})
+            cols = [d[0] for d in rel.description]
+            return [dict(zip(cols, r, strict=True)) for r in rel.fetchall()]
+
+    def one(self, sql: str, params: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        got = self.rows(sql, params)
+        return got[0] if got else None
+
+    # -- leaderboard and runs ---------------------------------------------------------------
+
+    def leaderboard(self, columns: Sequence[str]) -> list[dict[str, Any]]:
+        """The leaderboard's rows (every configuration), with the bootstrap interval of the
+        figure it ranks by when the intervals stage has computed one."""
+        cols = ", ".join(f"l.{c}" for c in dict.fromkeys(["rank", "run_id", "label", *columns]))
+        return self.rows(
+            f"SELECT {cols}, 100 * i.ci_low AS ci_low, 100 * i.ci_high AS ci_high "
+            "FROM leaderboard AS l LEFT JOIN leaderboard_intervals AS i ON i.run_id = l.run_id "
+            "AND i.human_version = l.human_version AND i.max_steps_scoring = l.max_steps_scoring "
+            "AND i.compat = l.compat AND i.metric = 'success_rate_run' "
+            "AND i.method = 'bootstrap_domain' "
+            "ORDER BY l.human_version, l.max_steps_scoring, l.compat, l.rank"
+        )
+
+    def runs(self) -> list[dict[str, Any]]:
+        return self.rows(
+            "SELECT r.run_id, l.label, r.agent, r.model, r.benchmark, r.format, r.trial, "
+            "r.source, (SELECT count(*) FROM episodes AS e WHERE e.run_id = r.run_id) "
+            "AS n_episodes FROM runs AS r JOIN run_labels AS l USING (run_id) ORDER BY l.label"
+        )
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        return self.one(
+            "SELECT r.*, l.label FROM runs AS r JOIN run_labels AS l USING (run_id) "
+            "WHERE r.run_id = $run",
+            {"run": run_id},
+        )
+
+    def per_domain(self, run_id: str) -> list[dict[str, Any]]:
+        return self.rows(
+            "SELECT domain, n_tasks_run, success_rate_run_pct, wes_plus_single_pct, "
+            "mean_step_ratio_single, human_version, max_steps_scoring, compat FROM per_domain "
+            "WHERE run_id = $run ORDER BY human_version, max_steps_scoring, compat, domain",
+            {"run": run_id},
+        )
+
+    def domains(self, run_id: str) -> list[str]:
+        got = self.rows(
+            "SELECT DISTINCT domain FROM episodes WHERE run_id = $run ORDER BY domain",
+            {"run": run_id},
+        )
+        return [r["domain"] for r in got]
+
+    # -- task list --------------------------------------------------------------------------
+
+    def tasks(self, run_id: str, f: TaskFilter, page_size: int = PAGE_SIZE) -> Page:
+        """One page of the run's episodes that pass `f`, ordered by domain and task."""
+        conds, params = f.where()
+        where = " AND ".join(["e.run_id = $run", *conds])
+        params |= {"run": run_id}
+        base = (
+            "FROM episodes AS e LEFT JOIN episode_loops AS l "
+            "ON l.run_id = e.run_id AND l.domain = e.domain AND l.task_id = e.task_id "
+            "LEFT JOIN (SELECT benchmark, domain, task_id, any_value(instruction) AS instruction "
+            "FROM tasks GROUP BY ALL) AS t "
+            "ON t.benchmark = e.benchmark AND t.domain = e.domain AND t.task_id = e.task_id "
+            f"WHERE {where}"
+        )
+        total = self.one(f"SELECT count(*) AS n {base}", params)
+        rows = self.rows(
+            "SELECT e.domain, e.task_id, coalesce(e.instruction, t.instruction) AS instruction, e.n_steps, e.n_turns, e.score, "
+            f"e.ended_by, coalesce(l.looping_steps, 0) AS looping_steps {base} "
+            "ORDER BY e.domain, e.task_id LIMIT $limit OFFSET $offset",
+            params | {"limit": page_size, "offset": max(0, f.page) * page_size},
+        )
+        return Page(rows, int(total["n"]) if total else 0, max(0, f.page), page_size)
+
+    # -- one episode ------------------------------------------------------------------------
+
+    def episode(self, run_id: str, domain: str, task_id: str) -> Episode | None:
+        key = {"run": run_id, "domain": domain, "task": task_id}
+        match = "run_id = $run AND domain = $domain AND task_id = $task"
+        facts = self.one(
+            "SELECT e.* REPLACE (coalesce(e.instruction, (SELECT any_value(t.instruction) "
+            "FROM tasks AS t WHERE t.benchmark = e.benchmark AND t.domain = e.domain "
+            "AND t.task_id = e.task_id)) AS instruction), r.agent, r.source, l.label, "
+            "try(CAST(json_extract_string(r.args_json, '$.screen_width') AS INTEGER)) AS screen_w, "
+            "try(CAST(json_extract_string(r.args_json, '$.screen_height') AS INTEGER)) AS screen_h "
+            "FROM episodes AS e JOIN runs AS r "
+            "USING (run_id) JOIN run_labels AS l USING (run_id) "
+            "WHERE e.run_id = $run AND e.domain = $domain AND e.task_id = $task",
+            key,
+        )
+        if facts is None:
+            return None
+        steps = self.rows(
+            "WITH tok AS (SELECT step_num, sum(prompt_tokens) AS prompt_tokens, "
+            "sum(completion_tokens) AS completion_tokens, sum(latency_s) AS llm_s "
+            f"FROM llm_calls WHERE {match} GROUP BY step_num), "
+            "acts AS (SELECT step_idx, list({'kind': kind, 'x': x, 'y': y} ORDER BY action_idx) "
+            f"AS actions FROM step_actions WHERE {match} GROUP BY step_idx), "
+            "refs AS (SELECT f.step_idx, f.content_hash, sc.width, sc.height "
+            "FROM screenshot_refs AS f LEFT JOIN (SELECT DISTINCT content_hash, width, height "
+            "FROM screenshots) AS sc USING (content_hash) "
+            f"WHERE f.run_id = $run AND f.domain = $domain AND f.task_id = $task) "
+            "SELECT s.step_idx, s.step_num, s.action_kind, s.action_text, s.x, s.y, s.response, "
+            "s.dt_s, s.phase, s.screenshot_path IS NOT NULL AS has_shot, refs.width, "
+            "refs.height, tok.prompt_tokens, tok.completion_tokens, tok.llm_s, acts.actions "
+            "FROM steps AS s LEFT JOIN tok USING (step_num) LEFT JOIN acts USING (step_idx) "
+            "LEFT JOIN refs USING (step_idx) "
+            f"WHERE s.run_id = $run AND s.domain = $domain AND s.task_id = $task "
+            "ORDER BY s.step_idx",
+            key,
+        )
+        spans = self.rows(
+            "SELECT first_step, last_step, length, looping_steps, signals, outcome "
+            f"FROM loop_spans WHERE {match} ORDER BY first_step",
+            key,
+        )
+        interactions = self.rows(
+            "SELECT seq, step, phase, type, message, reason FROM interactions "
+            f"WHERE {match} ORDER BY seq",
+            key,
+        )
+        verdicts = self.rows(
+            "SELECT source, rule, score, passed, agrees_with_archived, details, judge_model "
+            f"FROM verdicts WHERE {match} ORDER BY source, rule",
+            key,
+        )
+        human = self.rows(
+            "SELECT human_version, single_steps, grouped_steps, single_actions FROM human_refs "
+            "WHERE task_id = $task AND domain = $domain ORDER BY human_version",
+            {"task": task_id, "domain": domain},
+        )
+        return Episode(facts, steps, spans, interactions, verdicts, human)
+
+    def screenshot_ref(
+        self, run_id: str, domain: str, task_id: str, step_idx: int
+    ) -> tuple[str, str] | None:
+        """(runs.source, path in it) of a step's screenshot, as the warehouse records it: the
+        hash job's screenshot_refs, or the step row itself before hashing; None if none."""
+        got = self.one(
+            "SELECT r.source, coalesce(f.screenshot_path, s.screenshot_path) AS path "
+            "FROM steps AS s JOIN runs AS r USING (run_id) LEFT JOIN screenshot_refs AS f "
+            "ON f.run_id = s.run_id AND f.domain = s.domain AND f.task_id = s.task_id "
+            "AND f.step_idx = s.step_idx "
+            "WHERE s.run_id = $run AND s.domain = $domain AND s.task_id = $task "
+            "AND s.step_idx = $step",
+            {"run": run_id, "domain": domain, "task": task_id, "step": step_idx},
+        )
+        if got is None or not got["path"] or not got["source"]:
+            return None
+        return got["source"], got["path"]
+
+    # -- compare ----------------------------------------------------------------------------
+
+    def common_tasks(self, run_a: str, run_b: str, limit: int = 500) -> list[dict[str, Any]]:
+        """Tasks both runs have an episode of, with each one's score and step count."""
+        return self.rows(
+            "SELECT a.domain, a.task_id, a.score AS score_a, b.score AS score_b, "
+            "a.n_steps AS steps_a, b.n_steps AS steps_b FROM episodes AS a JOIN episodes AS b "
+            "ON a.domain = b.domain AND a.task_id = b.task_id "
+            "WHERE a.run_id = $a AND b.run_id = $b ORDER BY a.domain, a.task_id LIMIT $limit",
+            {"a": run_a, "b": run_b, "limit": limit},
+        )
+
+    def looping_episode(self, run_id: str) -> dict[str, Any] | None:
+        """The run's most looping episode (the run page links it first)."""
+        return self.one(
+            "SELECT domain, task_id, looping_steps FROM episode_loops WHERE run_id = $run "
+            "AND looping_steps > 0 ORDER BY looping_steps DESC, domain, task_id LIMIT 1",
+            {"run": run_id},
+        )
