@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+import jinja2
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -77,7 +78,11 @@ def create_app(warehouse: str | Path) -> Starlette:
     """The viewer over `warehouse` (which must exist): its routes, templates and state."""
     store = Store(warehouse)
     shots = Screenshots()
-    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    templates = Jinja2Templates(
+        env=jinja2.Environment(
+            loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True
+        )
+    )
     templates.env.filters["fmt"] = _fmt
     templates.env.globals["qs"] = lambda **kw: urlencode({k: v for k, v in kw.items() if v})
 

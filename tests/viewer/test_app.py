@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import urlencode, urlparse
 
 import pytest
+from markupsafe import escape
 
 from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.cli.main import main
@@ -221,3 +222,63 @@ def test_the_episode_page_shows_every_step_and_the_loop_spans(
 def test_the_command_needs_an_existing_warehouse(tmp_path: Path, capsys) -> None:
     assert main(["view", "--warehouse", str(tmp_path / "none"), "--no-browser"]) == 2
     assert "no warehouse" in capsys.readouterr().err
+
+
+def test_archive_text_is_escaped_on_every_page(viewer_warehouse: Path, tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    shutil.copytree(viewer_warehouse, wh)
+    run_id, domain, task, _, benchmark = _first_episode(wh, ".zip")
+    store = Warehouse(wh)
+    steps = [r for r in store.read("steps").to_pylist() if r["run_id"] == run_id]
+    evil = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+    for r in steps:
+        if (r["domain"], r["task_id"], r["step_idx"]) == (domain, task, 0):
+            r["action_text"], r["response"] = evil, evil
+    store.write("steps", steps, {"benchmark": benchmark, "run_id": run_id})
+    with viewer_at(wh) as url:
+        q = urlencode({"run": run_id, "domain": domain, "task": task})
+        page = _get(url, f"/episode?{q}")[1].decode()
+        search = _get(url, f"/run/{run_id}?" + urlencode({"text": "<script>"}))[1].decode()
+    assert "&lt;script&gt;alert(" in page and "<script>alert" not in page
+    assert "<img src=x" not in page
+    assert "&lt;script&gt;" in search and f">{task}</a>" in search
+
+
+def test_interactions_show_in_line_and_verdicts_with_their_sources(deskcraft_archive: dict) -> None:
+    wh = deskcraft_archive["warehouse"]
+    con = connect(wh)
+    run_id, domain, task = con.sql(
+        "SELECT run_id, domain, task_id FROM interactions WHERE step IS NOT NULL "
+        "GROUP BY ALL ORDER BY count(*) DESC, run_id, domain, task_id LIMIT 1"
+    ).fetchall()[0]
+    exchanges = con.execute(
+        "SELECT step, message FROM interactions WHERE run_id = ? AND domain = ? AND task_id = ? "
+        "AND message IS NOT NULL ORDER BY seq",
+        [run_id, domain, task],
+    ).fetchall()
+    sources = {s for (s,) in con.execute(
+        "SELECT DISTINCT source FROM verdicts WHERE run_id = ? AND domain = ? AND task_id = ?",
+        [run_id, domain, task],
+    ).fetchall()}  # fmt: skip
+    with viewer_at(wh) as url:
+        q = urlencode({"run": run_id, "domain": domain, "task": task})
+        status, body = _get(url, f"/episode?{q}")
+    page = body.decode()
+    assert status == 200 and exchanges and sources
+    steps = {
+        int(num): m.start()
+        for m, num in (
+            (m, m.group(1))
+            for m in re.finditer(r'step-\d+" data-step="\d+".*?turn (\d+)', page, re.S)
+        )
+    }
+    at = 0
+    for step, message in exchanges:  # in order, each after the turn it follows
+        where = page.find(str(escape(message)), at)
+        assert where > 0, message
+        if step in steps:
+            assert where > steps[step]
+        at = where + 1
+    table = page[page.index('id="verdicts"') :]
+    for source in sources:
+        assert f"<td>{source}" in table
