@@ -160,6 +160,7 @@ def first_paint(url: str, rounds: int) -> tuple[list[float], list[float]]:
             if r:  # the first round warms the warehouse and the viewer
                 paints.append(fcp / 1000)
                 screens.append(screen)
+            page.wait_for_load_state("networkidle")  # no request of this round left queued
             context.close()
         browser.close()
     return paints, screens

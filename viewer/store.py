@@ -2,7 +2,10 @@
 
 One DuckDB connection (sql.connect: the views over the warehouse's current manifest, one
 consistent version for the viewer's life) serves every page; DuckDB connections are not
-safe to share between threads, so each query holds a lock. Filters and paging of the task
+safe to share between threads, so each query holds a lock. Since that version never changes,
+what every page needs is read once: the runs with their labels (run_labels compares every
+run's path), and each episode's screenshot paths when its page is first drawn (so the page's
+screenshots, requested together, each cost a file read and no query). Filters and paging of the task
 list are pushed into DuckDB (WHERE, ORDER BY a key, LIMIT/OFFSET), so a page of a run with
 100,000 episodes costs one indexed scan, not a Python loop.
 """
@@ -10,6 +13,7 @@ list are pushed into DuckDB (WHERE, ORDER BY a key, LIMIT/OFFSET), so a page of 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +21,8 @@ from typing import Any
 
 PAGE_SIZE = 50
 """Episodes per page of a task list."""
+EPISODES_KEPT = 64
+"""Episodes whose screenshot paths are kept (least recently drawn dropped first)."""
 
 OUTCOMES = ("success", "partial", "failure", "no result")
 """The outcome filter's values: score 1, 0 < score < 1, score 0, no usable result."""
@@ -114,6 +120,22 @@ class Store:
         self.warehouse = Path(warehouse).resolve()
         self.con = connect(self.warehouse)
         self.lock = threading.Lock()
+        with self.lock:  # footers read once, not per query: the files never change here
+            self.con.execute("SET parquet_metadata_cache = true")
+        self._runs = {
+            r["run_id"]: r
+            for r in self.rows(
+                "SELECT r.*, l.label FROM runs AS r JOIN run_labels AS l USING (run_id) "
+                "ORDER BY l.label, r.run_id"
+            )
+        }
+        counts = self.rows("SELECT run_id, count(*) AS n FROM episodes GROUP BY run_id")
+        for r in counts:
+            if r["run_id"] in self._runs:
+                self._runs[r["run_id"]]["n_episodes"] = r["n"]
+        for r in self._runs.values():
+            r.setdefault("n_episodes", 0)
+        self._shots: OrderedDict[tuple[str, str, str], dict[int, str]] = OrderedDict()
 
     def close(self) -> None:
         with self.lock:
@@ -145,18 +167,11 @@ class Store:
         )
 
     def runs(self) -> list[dict[str, Any]]:
-        return self.rows(
-            "SELECT r.run_id, l.label, r.agent, r.model, r.benchmark, r.format, r.trial, "
-            "r.source, (SELECT count(*) FROM episodes AS e WHERE e.run_id = r.run_id) "
-            "AS n_episodes FROM runs AS r JOIN run_labels AS l USING (run_id) ORDER BY l.label"
-        )
+        """Every run, by label, with its episode count."""
+        return list(self._runs.values())
 
     def run(self, run_id: str) -> dict[str, Any] | None:
-        return self.one(
-            "SELECT r.*, l.label FROM runs AS r JOIN run_labels AS l USING (run_id) "
-            "WHERE r.run_id = $run",
-            {"run": run_id},
-        )
+        return self._runs.get(run_id)
 
     def per_domain(self, run_id: str) -> list[dict[str, Any]]:
         return self.rows(
@@ -202,34 +217,40 @@ class Store:
     def episode(self, run_id: str, domain: str, task_id: str) -> Episode | None:
         key = {"run": run_id, "domain": domain, "task": task_id}
         match = "run_id = $run AND domain = $domain AND task_id = $task"
-        facts = self.one(
-            "SELECT e.* REPLACE (coalesce(e.instruction, (SELECT any_value(t.instruction) "
-            "FROM tasks AS t WHERE t.benchmark = e.benchmark AND t.domain = e.domain "
-            "AND t.task_id = e.task_id)) AS instruction), r.agent, r.source, l.label, "
-            "try(CAST(json_extract_string(r.args_json, '$.screen_width') AS INTEGER)) AS screen_w, "
-            "try(CAST(json_extract_string(r.args_json, '$.screen_height') AS INTEGER)) AS screen_h "
-            "FROM episodes AS e JOIN runs AS r "
-            "USING (run_id) JOIN run_labels AS l USING (run_id) "
-            "WHERE e.run_id = $run AND e.domain = $domain AND e.task_id = $task",
-            key,
+        run = self._runs.get(run_id)
+        facts = (
+            None
+            if run is None
+            else self.one(
+                "SELECT e.* REPLACE (coalesce(e.instruction, (SELECT any_value(t.instruction) "
+                "FROM tasks AS t WHERE t.benchmark = e.benchmark AND t.domain = e.domain "
+                "AND t.task_id = e.task_id)) AS instruction), "
+                "try(CAST(json_extract_string($args, '$.screen_width') AS INTEGER)) AS screen_w, "
+                "try(CAST(json_extract_string($args, '$.screen_height') AS INTEGER)) AS screen_h "
+                "FROM episodes AS e "
+                "WHERE e.run_id = $run AND e.domain = $domain AND e.task_id = $task",
+                key | {"args": run["args_json"]},
+            )
         )
-        if facts is None:
+        if run is None or facts is None:
             return None
+        facts |= {"agent": run["agent"], "source": run["source"], "label": run["label"]}
         steps = self.rows(
             "WITH tok AS (SELECT step_num, sum(prompt_tokens) AS prompt_tokens, "
             "sum(completion_tokens) AS completion_tokens, sum(latency_s) AS llm_s "
             f"FROM llm_calls WHERE {match} GROUP BY step_num), "
             "acts AS (SELECT step_idx, list({'kind': kind, 'x': x, 'y': y} ORDER BY action_idx) "
             f"AS actions FROM step_actions WHERE {match} GROUP BY step_idx), "
-            "refs AS (SELECT f.step_idx, f.content_hash, sc.width, sc.height "
-            "FROM screenshot_refs AS f LEFT JOIN (SELECT DISTINCT content_hash, width, height "
-            "FROM screenshots) AS sc USING (content_hash) "
-            f"WHERE f.run_id = $run AND f.domain = $domain AND f.task_id = $task) "
+            "refs AS (SELECT step_idx, content_hash FROM screenshot_refs "
+            f"WHERE {match}), "
+            "dims AS (SELECT content_hash, any_value(width) AS width, any_value(height) AS height "
+            "FROM screenshots WHERE content_hash IN (SELECT content_hash FROM refs) "
+            "GROUP BY content_hash) "
             "SELECT s.step_idx, s.step_num, s.action_kind, s.action_text, s.x, s.y, s.response, "
-            "s.dt_s, s.phase, s.screenshot_path IS NOT NULL AS has_shot, refs.width, "
-            "refs.height, tok.prompt_tokens, tok.completion_tokens, tok.llm_s, acts.actions "
+            "s.dt_s, s.phase, s.screenshot_path IS NOT NULL AS has_shot, dims.width, "
+            "dims.height, tok.prompt_tokens, tok.completion_tokens, tok.llm_s, acts.actions "
             "FROM steps AS s LEFT JOIN tok USING (step_num) LEFT JOIN acts USING (step_idx) "
-            "LEFT JOIN refs USING (step_idx) "
+            "LEFT JOIN refs USING (step_idx) LEFT JOIN dims USING (content_hash) "
             f"WHERE s.run_id = $run AND s.domain = $domain AND s.task_id = $task "
             "ORDER BY s.step_idx",
             key,
@@ -254,25 +275,42 @@ class Store:
             "WHERE task_id = $task AND domain = $domain ORDER BY human_version",
             {"task": task_id, "domain": domain},
         )
+        self.screenshot_paths(run_id, domain, task_id)  # the page's screenshots come next
         return Episode(facts, steps, spans, interactions, verdicts, human)
+
+    def screenshot_paths(self, run_id: str, domain: str, task_id: str) -> dict[int, str]:
+        """{step index: path in the run's source} of an episode's screenshots, as the
+        warehouse records them: the hash job's screenshot_refs, else the step rows (before
+        hashing). Kept for the last EPISODES_KEPT episodes asked for."""
+        key = (run_id, domain, task_id)
+        with self.lock:
+            if key in self._shots:
+                self._shots.move_to_end(key)
+                return self._shots[key]
+        got = self.rows(
+            "SELECT s.step_idx, coalesce(f.screenshot_path, s.screenshot_path) AS path "
+            "FROM steps AS s LEFT JOIN screenshot_refs AS f "
+            "ON f.run_id = s.run_id AND f.domain = s.domain AND f.task_id = s.task_id "
+            "AND f.step_idx = s.step_idx "
+            "WHERE s.run_id = $run AND s.domain = $domain AND s.task_id = $task",
+            {"run": run_id, "domain": domain, "task": task_id},
+        )
+        paths = {r["step_idx"]: r["path"] for r in got if r["path"]}
+        with self.lock:
+            self._shots[key] = paths
+            while len(self._shots) > EPISODES_KEPT:
+                self._shots.popitem(last=False)
+        return paths
 
     def screenshot_ref(
         self, run_id: str, domain: str, task_id: str, step_idx: int
     ) -> tuple[str, str] | None:
-        """(runs.source, path in it) of a step's screenshot, as the warehouse records it: the
-        hash job's screenshot_refs, or the step row itself before hashing; None if none."""
-        got = self.one(
-            "SELECT r.source, coalesce(f.screenshot_path, s.screenshot_path) AS path "
-            "FROM steps AS s JOIN runs AS r USING (run_id) LEFT JOIN screenshot_refs AS f "
-            "ON f.run_id = s.run_id AND f.domain = s.domain AND f.task_id = s.task_id "
-            "AND f.step_idx = s.step_idx "
-            "WHERE s.run_id = $run AND s.domain = $domain AND s.task_id = $task "
-            "AND s.step_idx = $step",
-            {"run": run_id, "domain": domain, "task": task_id, "step": step_idx},
-        )
-        if got is None or not got["path"] or not got["source"]:
+        """(runs.source, path in it) of a step's screenshot; None when it has none."""
+        run = self._runs.get(run_id)
+        if run is None or not run["source"]:
             return None
-        return got["source"], got["path"]
+        path = self.screenshot_paths(run_id, domain, task_id).get(step_idx)
+        return (run["source"], path) if path else None
 
     # -- compare ----------------------------------------------------------------------------
 
