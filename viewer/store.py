@@ -58,7 +58,7 @@ class TaskFilter:
         if self.outcome in _OUTCOME_SQL:
             conds.append(_OUTCOME_SQL[self.outcome])
         if self.looping:
-            conds.append("l.looping_steps > 0")
+            conds.append("coalesce(l.looping_steps, 0) > 0")
         if self.min_steps is not None:
             conds.append("e.n_steps >= $min_steps")
             params["min_steps"] = self.min_steps
@@ -191,23 +191,39 @@ class Store:
     # -- task list --------------------------------------------------------------------------
 
     def tasks(self, run_id: str, f: TaskFilter, page_size: int = PAGE_SIZE) -> Page:
-        """One page of the run's episodes that pass `f`, ordered by domain and task."""
+        """One page of the run's episodes that pass `f`, ordered by domain and task. Every
+        relation is narrowed to the run before it is joined; the task index (instructions
+        the archive lacks) is joined to the page's rows only, unless the text filter needs
+        it."""
         conds, params = f.where()
         where = " AND ".join(["e.run_id = $run", *conds])
         params |= {"run": run_id}
+        index = (
+            "(SELECT benchmark, domain, task_id, any_value(instruction) AS instruction "
+            "FROM tasks GROUP BY ALL)"
+        )
         base = (
-            "FROM episodes AS e LEFT JOIN episode_loops AS l "
-            "ON l.run_id = e.run_id AND l.domain = e.domain AND l.task_id = e.task_id "
-            "LEFT JOIN (SELECT benchmark, domain, task_id, any_value(instruction) AS instruction "
-            "FROM tasks GROUP BY ALL) AS t "
-            "ON t.benchmark = e.benchmark AND t.domain = e.domain AND t.task_id = e.task_id "
-            f"WHERE {where}"
+            "FROM episodes AS e LEFT JOIN (SELECT domain, task_id, "
+            "CAST(sum(looping_steps) AS BIGINT) AS looping_steps FROM loop_spans "
+            "WHERE run_id = $run GROUP BY ALL) AS l "
+            "ON l.domain = e.domain AND l.task_id = e.task_id "
+            + (
+                f"LEFT JOIN {index} AS t ON t.benchmark = e.benchmark "
+                "AND t.domain = e.domain AND t.task_id = e.task_id "
+                if f.text
+                else ""
+            )
+            + f"WHERE {where}"
         )
         total = self.one(f"SELECT count(*) AS n {base}", params)
         rows = self.rows(
-            "SELECT e.domain, e.task_id, coalesce(e.instruction, t.instruction) AS instruction, e.n_steps, e.n_turns, e.score, "
-            f"e.ended_by, coalesce(l.looping_steps, 0) AS looping_steps {base} "
-            "ORDER BY e.domain, e.task_id LIMIT $limit OFFSET $offset",
+            "WITH page AS (SELECT e.benchmark, e.domain, e.task_id, e.instruction, e.n_steps, "
+            "e.n_turns, e.score, e.ended_by, coalesce(l.looping_steps, 0) AS looping_steps "
+            f"{base} ORDER BY e.domain, e.task_id LIMIT $limit OFFSET $offset) "
+            "SELECT p.domain, p.task_id, coalesce(p.instruction, t.instruction) AS instruction, "
+            "p.n_steps, p.n_turns, p.score, p.ended_by, p.looping_steps FROM page AS p "
+            f"LEFT JOIN {index} AS t ON t.benchmark = p.benchmark AND t.domain = p.domain "
+            "AND t.task_id = p.task_id ORDER BY p.domain, p.task_id",
             params | {"limit": page_size, "offset": max(0, f.page) * page_size},
         )
         return Page(rows, int(total["n"]) if total else 0, max(0, f.page), page_size)
