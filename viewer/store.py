@@ -288,7 +288,8 @@ class Store:
         )
         human = self.rows(
             "SELECT human_version, single_steps, grouped_steps, single_actions FROM human_refs "
-            "WHERE task_id = $task AND domain = $domain ORDER BY human_version",
+            "WHERE (task_id = $task OR alias_task_id = $task) AND domain = $domain "
+            "ORDER BY human_version",
             {"task": task_id, "domain": domain},
         )
         self.screenshot_paths(run_id, domain, task_id)  # the page's screenshots come next

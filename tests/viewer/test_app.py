@@ -282,3 +282,34 @@ def test_interactions_show_in_line_and_verdicts_with_their_sources(deskcraft_arc
     table = page[page.index('id="verdicts"') :]
     for source in sources:
         assert f"<td>{source}" in table
+
+
+def test_the_human_reference_and_the_instruction_come_from_the_human_data(
+    human_dirs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Scored with OSWorld-Human's own files, an episode page lists the human's actions for
+    the task beside the steps, and the task's instruction from the task index."""
+    from deskscore.collectors.synthetic import load_profiles, task_slice, write_run
+    from deskscore.pipelines.jobs.ingest import run_ingest
+    from deskscore.pipelines.jobs.score import run_score
+    from deskscore.pipelines.options import IngestOptions, ScoreOptions
+
+    write_run(tmp_path / "r", load_profiles()[0], task_slice(per_domain=1), seed=1)
+    wh = tmp_path / "wh"
+    run_ingest(IngestOptions(str(wh), sources=(str(tmp_path / "r"),), engine="direct"))
+    human = str(human_dirs["verified"])
+    run_score(ScoreOptions(str(wh), max_steps_scoring=50, engine="direct", human_path=human))
+    con = connect(wh)
+    run_id, domain, task, actions, instruction = con.sql(
+        "SELECT e.run_id, e.domain, e.task_id, h.single_actions, t.instruction FROM episodes "
+        "AS e JOIN human_refs AS h USING (domain, task_id) JOIN tasks AS t USING (domain, "
+        "task_id) WHERE len(h.single_actions) > 0 AND t.instruction IS NOT NULL "
+        "ORDER BY e.domain, e.task_id LIMIT 1"
+    ).fetchall()[0]
+    with viewer_at(wh) as url:
+        q = urlencode({"run": run_id, "domain": domain, "task": task})
+        page = _get(url, f"/episode?{q}")[1].decode()
+    side = page[page.index('class="side"') :]
+    for action in actions:
+        assert f"<li>{escape(action)}</li>" in side
+    assert str(escape(instruction)) in page[: page.index('class="side"')]
