@@ -230,17 +230,21 @@ def create_app(warehouse: str | Path) -> Starlette:
 
 def _episode_context(ep: Any, key: tuple[str, str, str]) -> dict[str, Any]:
     """The episode template's values: steps with their marks, loop membership and the
-    interactions that came after each."""
+    interactions that came after each (those before the first step first; those naming a
+    turn the steps lack, after the last step)."""
     run_id, domain, task_id = key
     spans = ep.spans
     after: dict[int, list[dict[str, Any]]] = {}
     before_any: list[dict[str, Any]] = []
-    step_nums = {s["step_num"] for s in ep.steps}
+    trailing: list[dict[str, Any]] = []
+    step_nums = {s["step_num"] for s in ep.steps} - {None}
     for it in ep.interactions:
-        if it["step"] in step_nums:
+        if it["step"] is None:
+            before_any.append(it)
+        elif it["step"] in step_nums:
             after.setdefault(it["step"], []).append(it)
         else:
-            before_any.append(it)
+            trailing.append(it)
     steps = []
     last_num: Any = object()
     for s in ep.steps:
@@ -250,7 +254,6 @@ def _episode_context(ep: Any, key: tuple[str, str, str]) -> dict[str, Any]:
             {
                 **s,
                 "span": span,
-                "span_start": span is not None and span["first_step"] == s["step_idx"],
                 "marks": step_marks(s["actions"], s["action_kind"], s["x"], s["y"]),
                 "size": size,
                 "first_of_turn": s["step_num"] != last_num,
@@ -268,6 +271,10 @@ def _episode_context(ep: Any, key: tuple[str, str, str]) -> dict[str, Any]:
         nxt = steps[i + 1]["step_num"] if i + 1 < len(steps) else None
         if nxt != s["step_num"]:
             s["interactions"] = after.get(s["step_num"], [])
+    if steps:
+        steps[-1]["interactions"] = steps[-1]["interactions"] + trailing
+    else:
+        before_any += trailing
     return {
         "ep": ep.facts,
         "steps": steps,
