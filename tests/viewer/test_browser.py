@@ -118,6 +118,7 @@ def test_from_the_leaderboard_to_a_looping_episode_and_a_comparison(
     pg.wait_for_url(f"**/run/{zipped_id}")
     assert pg.locator("#per-domain tbody tr").count() > 0
     assert pg.locator("#tasks tbody tr").count() > 0
+    _save(pg, "run")
     pg.locator("#most-looping").click()
     pg.wait_for_url("**/episode?**")
     _save(pg, "episode")
