@@ -318,7 +318,13 @@ class ReportOptions(JobOptions):
 
     out: str = option("report.html", "--out", help="the HTML file")
     runs: tuple[str, ...] = _runs("report")
-    png: str | None = option(None, "--png", help="also write each figure as a PNG into this folder")
+    png: str | None = option(
+        None, "--png", help="also write each figure as a PNG (300 dpi) into this folder"
+    )
+    svg: str | None = option(
+        None, "--svg", help="also write each figure as an SVG into this folder"
+    )
+    pdf: str | None = option(None, "--pdf", help="also write each figure as a PDF into this folder")
 
 
 @dataclass(frozen=True)

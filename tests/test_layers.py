@@ -14,15 +14,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-PACKAGES = ("schemas", "scorers", "collectors", "sql", "pipelines", "datasets")
+PACKAGES = ("schemas", "scorers", "collectors", "sql", "pipelines", "datasets", "viewer")
 
 MAY_IMPORT: dict[str, set[str]] = {
     "schemas": set(),
     "scorers": {"schemas"},
     "sql": {"schemas", "scorers"},
     "collectors": {"schemas", "scorers"},
-    "pipelines": {"schemas", "scorers", "collectors", "sql", "datasets"},
+    "pipelines": {"schemas", "scorers", "collectors", "sql", "datasets", "viewer"},
     "datasets": set(),
+    "viewer": {"schemas", "scorers", "collectors", "sql"},
 }
 """Which packages each package may import (itself always)."""
 

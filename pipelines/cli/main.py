@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 COMMANDS = (
     "ingest", "score", "cost", "hash", "loops", "sql", "check", "leaderboard", "report",
-    "judge", "collect", "sandbox", "demo", "compare",
+    "judge", "collect", "sandbox", "demo", "compare", "view",
 )  # fmt: skip
 """The subcommands, in the order `--help` lists them: modules of deskscore.pipelines.cli."""
 

@@ -2,7 +2,8 @@
 
 Charts are drawn with Matplotlib (Agg, no display, no network) and embedded as base64 PNG
 data URIs, so the page needs no script to show them and opens offline anywhere; the same PNGs
-can be written to a folder for papers. The only script is a few lines that sort the
+can be written to folders for papers (PNG at 300 dpi, SVG, PDF), each figure drawing an agent in
+the same colour (pipelines.cli.colours). The only script is a few lines that sort the
 leaderboard table. A Content-Security-Policy meta tag forbids the browser to fetch anything.
 Archive content (agent names, actions, paths) is untrusted: every text goes through
 html.escape, chart labels are drawn as plain text (no mathtext: a `$` in a name is a dollar
@@ -18,8 +19,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from deskscore.pipelines.cli.colours import (
+    FRONT,
+    HUMAN,
+    OUTCOME_COLOURS,
+    STAGE_COLOURS,
+    agent_colours,
+)
 from deskscore.pipelines.cli.columns import leaderboard_compact
 from deskscore.pipelines.cli.common import UserError, existing_warehouse
 from deskscore.pipelines.cli.output import say
@@ -32,10 +40,13 @@ SECTIONS = (
     ("leaderboard", "Leaderboard"),
     ("wes", "Success vs WES+"),
     ("domains", "Per domain"),
+    ("human-steps", "Human vs agent steps"),
+    ("step-ratios", "Step ratios"),
     ("levels", "Per level"),
     ("budget", "Step budget"),
     ("loops", "Loops"),
     ("latency", "Latency"),
+    ("latency-step", "Latency by step"),
     ("cost-step", "Cost by step"),
     ("pareto", "Cost-accuracy"),
     ("episodes", "Episodes"),
@@ -49,36 +60,92 @@ STAGES = ("planning", "reflection", "judging", "grounding", "retrieval", "other"
 OUTCOMES = (("n_recovered", "recovered"), ("n_abandoned", "abandoned"),
             ("n_step_limit", "hit step limit"))  # fmt: skip
 
+FIGURE_NAMES = (
+    "wes_scatter", "domain_heatmap", "human_vs_agent_steps", "step_ratio_distribution",
+    "per_level", "step_budget", "loop_outcomes", "latency_stages", "latency_by_step",
+    "cost_by_step", "cost_pareto",
+)  # fmt: skip
+"""Every figure the report can draw: the files of these names in an output folder that a
+report did not write this time are stale, and removed."""
+
+FILE_FORMATS = ("png", "svg", "pdf")
+FILE_DPI = 300
+"""Resolution of the figure files (the page embeds them at 100 dpi)."""
+
 TOP_LOOPING = 20
 PER_RUN = 2
 MAX_STEPS_SHOWN = 60
-MAX_THUMBS = 12
+"""Steps shown of an episode without a loop span (from the first)."""
+SPAN_CONTEXT = 3
+"""Steps shown before and after each loop span of an episode that has one."""
 THUMB_WIDTH = 160
 TEXT_CHARS = 120
+RESPONSE_CHARS = 400
 
 
 @dataclass
 class ReportResult:
-    """What was written: the page, the figures (name -> PNG file when --png), counts."""
+    """What was written: the page, the figures, their files per format, counts."""
 
     path: Path
     sections: list[str]
     figures: list[str] = field(default_factory=list)
-    png_files: list[Path] = field(default_factory=list)
+    files: dict[str, list[Path]] = field(default_factory=dict)
+    removed: list[Path] = field(default_factory=list)
     n_episodes: int = 0
     n_thumbnails: int = 0
+
+    @property
+    def png_files(self) -> list[Path]:
+        return self.files.get("png", [])
 
     @property
     def n_images(self) -> int:
         return len(self.figures) + self.n_thumbnails
 
 
-def _label_points(ax: Any, rows: list[dict[str, Any]]) -> None:
+def _label_points(ax: Any, rows: list[dict[str, Any]], colours: dict[str, str]) -> None:
     """Name each point of a scatter by its agent, just above and to the right of it."""
     for r in rows:
         ax.annotate(
-            r["agent"], (r["x"], r["y"]), textcoords="offset points", xytext=(5, 4), fontsize=8
+            r["agent"],
+            (r["x"], r["y"]),
+            textcoords="offset points",
+            xytext=(5, 4),
+            fontsize=8,
+            color=colours.get(r["agent"], "black"),
         )
+
+
+LOG_TICKS = (0.1, 0.2, 0.5, 1, 2, 3, 5, 10, 20, 50, 100)
+
+
+def _plain_log_ticks(axis: Any, values: Sequence[float]) -> None:
+    """Ticks of a log axis at round numbers, labelled as plain numbers (the default labels
+    are mathtext, which PLAIN_TEXT does not parse)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    lo, hi = min(values), max(values)
+    ticks = [t for t in LOG_TICKS if lo / 1.5 <= t <= hi * 1.5] or [1]
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_locator(NullLocator())
+
+
+def _horizontal(ax: Any) -> dict[str, Any]:
+    """boxplot's argument for horizontal boxes: `orientation` since Matplotlib 3.10, `vert`
+    before (deprecated since)."""
+    import inspect
+
+    params = inspect.signature(ax.boxplot).parameters
+    return {"orientation": "horizontal"} if "orientation" in params else {"vert": False}
+
+
+def _colour_ticks(labels: Any, colours: dict[str, str]) -> None:
+    """Tick labels that name agents, in the agents' colours."""
+    for t in labels:
+        if t.get_text() in colours:
+            t.set_color(colours[t.get_text()])
 
 
 def _interval_join(alias: str, name: str) -> str:
@@ -113,17 +180,27 @@ PLAIN_TEXT = {"text.parse_math": False, "text.usetex": False}
 """Matplotlib settings for labels taken from archives: drawn as they are written."""
 
 
-def _fig_png(draw: Callable[[Any], None], width: float = 7.5, height: float = 4.2) -> bytes:
+NO_METADATA = {"png": {"Software": None}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}
+"""What each format would stamp that changes from one run to the next: left out."""
+
+
+def _render(
+    draw: Callable[[Any], None],
+    fmt: str = "png",
+    dpi: int = 100,
+    width: float = 7.5,
+    height: float = 4.2,
+) -> bytes:
     """Render one figure off-screen (no pyplot: no global state, no display), every text
-    as plain text (`PLAIN_TEXT`)."""
+    as plain text (`PLAIN_TEXT`), as `fmt` (png, svg, pdf)."""
     import matplotlib
     from matplotlib.figure import Figure
 
-    with matplotlib.rc_context(PLAIN_TEXT):
-        fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    with matplotlib.rc_context(PLAIN_TEXT | {"svg.hashsalt": "deskscore"}):
+        fig = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
         draw(fig)
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", metadata={"Software": None})
+        fig.savefig(buf, format=fmt, dpi=dpi, metadata=NO_METADATA[fmt])
     return buf.getvalue()
 
 
@@ -140,27 +217,36 @@ def _note(text: str) -> str:
 
 
 class _Builder:
-    def __init__(self, con: Any, run_ids: Sequence[str] | None, png_dir: Path | None) -> None:
+    def __init__(self, con: Any, run_ids: Sequence[str] | None, out_dirs: dict[str, Path]) -> None:
         self.con = con
-        self.png_dir = png_dir
+        self.out_dirs = out_dirs
         self.params: dict[str, Any] = {"runs": list(run_ids)} if run_ids else {}
         self.where = "run_id IN (SELECT unnest($runs))" if run_ids else "true"
         self.figures: list[str] = []
-        self.png_files: list[Path] = []
+        self.files: dict[str, list[Path]] = {fmt: [] for fmt in out_dirs}
         self.n_thumbnails = 0
+        names = self.rows(
+            "SELECT r.agent, l.label FROM runs AS r JOIN run_labels AS l USING (run_id) "
+            "WHERE {where}"
+        )
+        # figures name a run by its agent or by its label: both get the run's colour
+        self.colours = agent_colours(n for r in names for n in (r["agent"], r["label"]))
 
     def rows(self, sql: str) -> list[dict[str, Any]]:
         rel = self.con.sql(sql.replace("{where}", self.where), params=self.params or None)
         cols = rel.columns
         return [dict(zip(cols, r, strict=True)) for r in rel.fetchall()]
 
+    def colour(self, agent: str) -> str:
+        return self.colours.get(agent, "black")
+
     def figure(self, name: str, alt: str, draw: Callable[[Any], None], **size: float) -> str:
-        png = _fig_png(draw, **size)
+        png = _render(draw, **size)
         self.figures.append(name)
-        if self.png_dir is not None:
-            path = self.png_dir / f"{name}.png"
-            path.write_bytes(png)
-            self.png_files.append(path)
+        for fmt, folder in self.out_dirs.items():
+            path = folder / f"{name}.{fmt}"
+            path.write_bytes(_render(draw, fmt, FILE_DPI, **size))
+            self.files[fmt].append(path)
         return f'<img class="fig" alt="{escape(alt)}" src="{_data_uri(png)}">'
 
     # -- sections ---------------------------------------------------------------------------
@@ -204,9 +290,9 @@ class _Builder:
         def draw(fig: Any) -> None:
             ax = fig.subplots()
             for r in rows:
-                ax.scatter(r["x"], r["y"], s=60)
+                ax.scatter(r["x"], r["y"], s=60, color=self.colour(r["agent"]))
                 _error_bars(ax, r)
-            _label_points(ax, rows)
+            _label_points(ax, rows, self.colours)
             ax.set_xlabel(metric("wes_plus_single").axis_label)
             ax.set_ylabel(metric("success_rate_run").axis_label)
             ax.set_title("Success rate vs efficiency (WES+), one point per run, 95% intervals")
@@ -232,6 +318,7 @@ class _Builder:
             im = ax.imshow(grid, cmap="viridis", vmin=0, vmax=100, aspect="auto")
             ax.set_xticks(range(len(domains)), domains, rotation=40, ha="right", fontsize=8)
             ax.set_yticks(range(len(agents)), agents, fontsize=8)
+            _colour_ticks(ax.get_yticklabels(), self.colours)
             for i, line in enumerate(grid):
                 for j, v in enumerate(line):
                     if v == v:  # not NaN
@@ -250,6 +337,97 @@ class _Builder:
         height = max(3.0, 1.2 + 0.45 * len(agents))
         return self.figure(
             "domain_heatmap", "success rate per agent and domain", draw, width=9.0, height=height
+        )
+
+    def _configuration(self) -> str:
+        """SQL for the one scoring configuration a figure over episode scores shows: the
+        first the warehouse holds (the leaderboard's order)."""
+        return (
+            "(SELECT human_version, max_steps_scoring, compat FROM episode_scores "
+            "WHERE {where} GROUP BY ALL ORDER BY human_version, max_steps_scoring, compat LIMIT 1)"
+        )
+
+    def human_steps(self) -> str:
+        rows = self.rows(
+            "SELECT l.label AS agent, s.domain, avg(s.t_agent) AS agent_steps, "
+            "avg(s.t_human_single) AS human_steps, count(*) AS n FROM episode_scores AS s "
+            "JOIN run_labels AS l USING (run_id) "
+            f"JOIN {self._configuration()} AS c USING (human_version, max_steps_scoring, compat) "
+            "WHERE {where} AND s.scored AND s.success AND s.t_human_single IS NOT NULL "
+            "AND s.t_agent IS NOT NULL GROUP BY ALL ORDER BY s.domain, agent"
+        )
+        if not rows:
+            return _note("No solved task with OSWorld-Human steps yet.")
+        agents = sorted({r["agent"] for r in rows})
+        domains = sorted({r["domain"] for r in rows})
+        got = {(r["agent"], r["domain"]): r for r in rows}
+
+        def draw(fig: Any) -> None:
+            ax = fig.subplots()
+            width = 0.8 / len(agents)
+            for k, agent in enumerate(agents):
+                for i, domain in enumerate(domains):
+                    r = got.get((agent, domain))
+                    if r is None:
+                        continue
+                    x = i + (k - (len(agents) - 1) / 2) * width
+                    ax.bar(x, r["agent_steps"], width * 0.95, color=self.colour(agent),
+                           label=agent if i == min(j for j, d in enumerate(domains)
+                                                   if (agent, d) in got) else None)  # fmt: skip
+                    ax.hlines(r["human_steps"], x - width * 0.45, x + width * 0.45,
+                              colors=HUMAN, linewidth=2.5,
+                              label="human, same tasks" if (k, i) == (0, 0) else None)  # fmt: skip
+            ax.set_xticks(range(len(domains)), domains, rotation=35, ha="right", fontsize=8)
+            ax.set_ylabel("mean steps per solved task")
+            ax.set_title("Steps per domain: agents (bars) vs OSWorld-Human (black marks)")
+            ax.grid(axis="y", alpha=0.3)
+            ax.legend(fontsize=7, ncols=2)
+
+        return _note(
+            "Mean steps of the tasks each run solved, per domain, with the human's mean steps "
+            "(single-action granularity) on the same tasks; episode_scores, one configuration."
+        ) + self.figure(
+            "human_vs_agent_steps", "human and agent steps per domain", draw, width=10.0
+        )
+
+    def step_ratios(self) -> str:
+        rows = self.rows(
+            "SELECT l.label AS agent, s.step_ratio_single AS ratio FROM episode_scores AS s "
+            "JOIN run_labels AS l USING (run_id) "
+            f"JOIN {self._configuration()} AS c USING (human_version, max_steps_scoring, compat) "
+            "WHERE {where} AND s.scored AND s.success AND s.step_ratio_single > 0 "
+            "ORDER BY agent"
+        )
+        if not rows:
+            return _note("No solved task with a step ratio yet.")
+        agents = sorted({r["agent"] for r in rows})
+        ratios = [[r["ratio"] for r in rows if r["agent"] == a] for a in agents]
+
+        def draw(fig: Any) -> None:
+            ax = fig.subplots()
+            box = ax.boxplot(ratios, widths=0.6, patch_artist=True, showfliers=False,
+                             medianprops={"color": "black"}, **_horizontal(ax))  # fmt: skip
+            for patch, agent in zip(box["boxes"], agents, strict=True):
+                patch.set_facecolor(self.colour(agent))
+                patch.set_alpha(0.45)
+            for i, (agent, vals) in enumerate(zip(agents, ratios, strict=True)):
+                ys = [i + 1 + 0.25 * ((j * 0.618) % 1 - 0.5) for j in range(len(vals))]
+                ax.scatter(vals, ys, s=10, color=self.colour(agent), zorder=3)
+            ax.axvline(1.0, color=HUMAN, linestyle="--", linewidth=1)
+            ax.set_xscale("log")
+            _plain_log_ticks(ax.xaxis, [r["ratio"] for r in rows])
+            ax.set_yticks(range(1, len(agents) + 1), agents, fontsize=8)
+            ax.invert_yaxis()  # the first agent on top, as in the legends
+            _colour_ticks(ax.get_yticklabels(), self.colours)
+            ax.set_xlabel("agent steps / human steps (log scale; dashed: as many as the human)")
+            ax.set_title("Distribution of step ratios over solved tasks")
+            ax.grid(axis="x", alpha=0.3, which="both")
+
+        return self.figure(
+            "step_ratio_distribution",
+            "distribution of agent to human step ratios per agent",
+            draw,
+            height=max(2.8, 1.3 + 0.5 * len(agents)),
         )
 
     def levels(self) -> str:
@@ -278,7 +456,13 @@ class _Builder:
                         if r["level_source"] == source and r["run_id"] == run_id
                     }
                     xs = [i + (k - (len(runs) - 1) / 2) * width for i in range(len(levels))]
-                    ax.bar(xs, [got.get(lv, 0.0) for lv in levels], width, label=agent)
+                    ax.bar(
+                        xs,
+                        [got.get(lv, 0.0) for lv in levels],
+                        width,
+                        label=agent,
+                        color=self.colour(agent),
+                    )
                 ax.set_xticks(range(len(levels)), levels)
                 ax.set_title(
                     "level from the " + ("stem prefix" if source == "stem" else "difficulty field"),
@@ -309,7 +493,14 @@ class _Builder:
         def draw(fig: Any) -> None:
             ax = fig.subplots()
             for (agent, _), pts in sorted(series.items()):
-                ax.plot([b for b, _ in pts], [a for _, a in pts], marker="o", ms=3, label=agent)
+                ax.plot(
+                    [b for b, _ in pts],
+                    [a for _, a in pts],
+                    marker="o",
+                    ms=3,
+                    label=agent,
+                    color=self.colour(agent),
+                )
             ax.set_xlabel(f"step budget ({units})")
             ax.set_ylabel("tasks solved within budget (%)")
             ax.set_title("Accuracy vs step budget")
@@ -336,8 +527,17 @@ class _Builder:
             left = [0.0] * len(rows)
             for key, label in OUTCOMES:
                 vals = [float(r[key] or 0) for r in rows]
-                ax.barh(agents, vals, left=left, label=label)
+                ax.barh(
+                    agents,
+                    vals,
+                    left=left,
+                    label=label,
+                    color=OUTCOME_COLOURS[key],
+                    edgecolor="#555555",
+                    linewidth=0.5,
+                )
                 left = [a + b for a, b in zip(left, vals, strict=True)]
+            _colour_ticks(ax.get_yticklabels(), self.colours)
             ax.set_xlabel("loop spans")
             ax.set_title("How loops end, per agent")
             ax.legend(fontsize=8)
@@ -374,8 +574,17 @@ class _Builder:
             for stage in STAGES:
                 vals = [shares[a].get(stage, 0.0) for a in agents]
                 if any(vals):
-                    ax.barh(agents, vals, left=left, label=stage)
+                    ax.barh(
+                        agents,
+                        vals,
+                        left=left,
+                        label=stage,
+                        color=STAGE_COLOURS.get(stage, "#d9d9d9"),
+                        edgecolor="#555555",
+                        linewidth=0.5,
+                    )
                     left = [a + b for a, b in zip(left, vals, strict=True)]
+            _colour_ticks(ax.get_yticklabels(), self.colours)
             ax.set_xlabel("share of task time (%)")
             ax.set_title("Where the task time goes, per stage")
             # below the axes: inside, it hid the bars it explains
@@ -390,6 +599,44 @@ class _Builder:
             )
             + extra
         )
+
+    def latency_step(self) -> str:
+        rows = self.rows(
+            "SELECT agent, benchmark, first_turn, last_turn, median_turn_s, growth_vs_first, "
+            "n_timed_turns FROM latency_by_step WHERE agent IN (SELECT agent FROM runs WHERE "
+            "{where}) AND median_turn_s IS NOT NULL ORDER BY agent, benchmark, first_turn"
+        )
+        if not rows:
+            return _note("No timed turns yet.")
+        series: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for r in rows:
+            series.setdefault((r["agent"], r["benchmark"]), []).append(r)
+        several = len({b for _, b in series}) > 1
+
+        def draw(fig: Any) -> None:
+            ax1, ax2 = fig.subplots(1, 2)
+            for (agent, benchmark), pts in sorted(series.items()):
+                xs = [(p["first_turn"] + p["last_turn"]) / 2 for p in pts]
+                label = f"{agent} ({benchmark})" if several else agent
+                c = self.colour(agent)
+                ax1.plot(xs, [p["median_turn_s"] for p in pts], marker="o", ms=3, color=c,
+                         label=label)  # fmt: skip
+                ax2.plot(xs, [p["growth_vs_first"] for p in pts], marker="o", ms=3, color=c,
+                         label=label)  # fmt: skip
+            ax1.set_ylabel("median seconds per turn")
+            ax2.set_ylabel("x the first five turns")
+            ax2.axhline(1.0, color=HUMAN, linestyle="--", linewidth=1)
+            for ax in (ax1, ax2):
+                ax.set_xlabel("turn (buckets of five)")
+                ax.grid(alpha=0.3)
+            ax1.set_title("Time per turn as the episode goes on")
+            ax2.set_title("Growth against turns 1-5")
+            ax2.legend(fontsize=7)
+
+        return _note(
+            "Median time of a turn per bucket of five turns (latency_by_step view): prompts "
+            "that carry the history make late turns slower."
+        ) + self.figure("latency_by_step", "latency by step index per agent", draw, width=10.0)
 
     def cost_step(self) -> str:
         rows = self.rows(
@@ -407,8 +654,9 @@ class _Builder:
             for (agent, _), pts in sorted(series.items()):
                 turns = [p["turn"] for p in pts]
                 label = f"{agent} ({pts[0]['growth']})"
-                ax1.plot(turns, [p["mean_step_cost_usd"] for p in pts], label=label)
-                ax2.plot(turns, [p["cumulative_cost_usd"] for p in pts], label=label)
+                c = self.colour(agent)
+                ax1.plot(turns, [p["mean_step_cost_usd"] for p in pts], label=label, color=c)
+                ax2.plot(turns, [p["cumulative_cost_usd"] for p in pts], label=label, color=c)
             ax1.set_title("Mean cost of a turn")
             ax2.set_title("Cumulative cost to reach a turn")
             for ax in (ax1, ax2):
@@ -434,7 +682,8 @@ class _Builder:
                 [r["x"] for r in front],
                 [r["y"] for r in front],
                 where="post",
-                color="tab:red",
+                color=FRONT,
+                linewidth=1,
                 label="front",
             )
             for r in rows:
@@ -443,9 +692,12 @@ class _Builder:
                     r["y"],
                     s=60,
                     marker="o" if r["on_front"] else "x",
-                    color="tab:red" if r["on_front"] else "tab:gray",
+                    color=self.colour(r["agent"]),
                 )
-            _label_points(ax, rows)
+            _label_points(ax, rows, self.colours)
+            ax.scatter([], [], marker="o", color="gray", label="on the front")
+            ax.scatter([], [], marker="x", color="gray", label="dominated")
+            ax.margins(x=0.2, y=0.12)  # room for the names beside the points
             ax.set_xlabel(metric("cost_per_task_usd").axis_label)
             ax.set_ylabel(metric("success_rate_run").axis_label)
             ax.set_title("Cost-accuracy front")
@@ -474,10 +726,13 @@ class _Builder:
             ),
             chosen AS (SELECT * FROM top UNION ALL SELECT * FROM per_run)
             SELECT c.run_id, c.domain, c.task_id, el.agent, el.score, el.n_turns,
-                   el.looping_steps, el.ended_by, r.source
+                   el.looping_steps, el.ended_by, r.source,
+                   coalesce(e.instruction, (SELECT any_value(t.instruction) FROM tasks AS t
+                       WHERE t.domain = c.domain AND t.task_id = c.task_id)) AS instruction
             FROM chosen AS c
             JOIN el USING (run_id, domain, task_id)
             JOIN runs AS r USING (run_id)
+            JOIN episodes AS e USING (run_id, domain, task_id)
             ORDER BY c.grp, c.k1 DESC, c.k2 DESC, c.run_id, c.domain, c.task_id
             """
         )
@@ -520,7 +775,9 @@ class _Builder:
         return (
             _note(
                 f"The {TOP_LOOPING} most looping episodes, then the {PER_RUN} longest of each run. "
-                "Rows inside a loop span are highlighted."
+                f"An episode with loops shows each loop span with {SPAN_CONTEXT} steps either "
+                f"side; one without, its first {MAX_STEPS_SHOWN} steps. Rows inside a loop span "
+                "are highlighted; every step shown has its screenshot."
             )
             + f'<ol class="index">{"".join(index)}</ol>'
             + "".join(parts)
@@ -529,7 +786,7 @@ class _Builder:
     def _steps_sql(self) -> str:
         return (
             "SELECT run_id, domain, task_id, step_idx, step_num, action_kind, action_text, dt_s, "
-            "screenshot_path FROM steps WHERE {where} AND (run_id, domain, task_id) IN "
+            "screenshot_path, response FROM steps WHERE {where} AND (run_id, domain, task_id) IN "
             "(SELECT (run_id, domain, task_id) FROM _chosen) ORDER BY step_idx"
         )
 
@@ -572,26 +829,24 @@ class _Builder:
         def in_span(idx: int) -> dict[str, Any] | None:
             return next((s for s in spans if s["first_step"] <= idx <= s["last_step"]), None)
 
-        shown = steps[:MAX_STEPS_SHOWN]
-        thumb_idx = {s["step_idx"] for s in shown if in_span(s["step_idx"])}
-        if shown:
-            thumb_idx |= {shown[0]["step_idx"], shown[-1]["step_idx"]}
-        thumb_idx = set(sorted(thumb_idx)[:MAX_THUMBS])
+        by_idx = {s["step_idx"]: s for s in steps}
+        shown = shown_steps(
+            [s["step_idx"] for s in steps], [(p["first_step"], p["last_step"]) for p in spans]
+        )
         rows = []
-        for s in shown:
-            span = in_span(s["step_idx"])
-            text = s["action_text"] or ""
-            if len(text) > TEXT_CHARS:
-                text = text[: TEXT_CHARS - 1] + "…"
-            thumb = (
-                self._thumb(ep["source"], s["screenshot_path"], sources)
-                if s["step_idx"] in thumb_idx
-                else ""
-            )
+        for idx in shown:
+            if isinstance(idx, Gap):
+                rows.append(f'<tr class="gap"><td colspan="8">{idx.n} step(s) not shown</td></tr>')
+                continue
+            s = by_idx[idx]
+            span = in_span(idx)
+            thumb = self._thumb(ep["source"], s["screenshot_path"], sources)
             cls = ' class="loop"' if span else ""
             rows.append(
                 f"<tr{cls}><td>{_fmt(s['step_idx'])}</td><td>{_fmt(s['step_num'])}</td>"
-                f"<td>{escape(_fmt(s['action_kind']))}</td><td><code>{escape(text)}</code></td>"
+                f"<td>{escape(_fmt(s['action_kind']))}</td>"
+                f"<td><code>{escape(_clip(s['action_text'], TEXT_CHARS))}</code></td>"
+                f'<td class="response">{escape(_clip(s["response"], RESPONSE_CHARS))}</td>'
                 f"<td>{escape(_fmt(s['dt_s']))}</td>"
                 f"<td>{escape(span['outcome']) if span else ''}</td><td>{thumb}</td></tr>"
             )
@@ -600,23 +855,57 @@ class _Builder:
             f"({escape(', '.join(s['signals'] or []))})</li>"
             for s in spans
         )
-        more = (
-            _note(f"First {MAX_STEPS_SHOWN} of {len(steps)} steps shown.")
-            if len(steps) > MAX_STEPS_SHOWN
-            else ""
-        )
+        instruction = ep.get("instruction") or "(not in the archive nor in the task index)"
         return (
             f'<div class="episode" id="{anchor}"><h3>{escape(title)}</h3>'
             f"<p>run {escape(ep['run_id'])}, {_fmt(ep['n_turns'])} turns, score "
             f"{escape(_fmt(ep['score']))}, ended by {escape(_fmt(ep['ended_by']))}</p>"
+            f'<p class="instruction"><b>Instruction:</b> {escape(instruction)}</p>'
             + (f"<ul>{span_list}</ul>" if span_list else "")
             + '<table class="steps"><thead><tr><th>idx</th><th>turn</th><th>kind</th>'
-            "<th>action</th><th>dt s</th><th>loop</th><th>screen</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>{more}</div>"
+            "<th>action</th><th>response</th><th>dt s</th><th>loop</th><th>screen</th></tr>"
+            f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
         )
 
 
 _NUM = ' class="num"'
+
+
+def _clip(text: str | None, n: int) -> str:
+    text = text or ""
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+class Gap(NamedTuple):
+    """Steps left out of a drill-down between the steps shown."""
+
+    n: int
+
+
+def shown_steps(
+    step_idxs: Sequence[int],
+    spans: Sequence[tuple[int, int]],
+    context: int = SPAN_CONTEXT,
+    limit: int = MAX_STEPS_SHOWN,
+) -> list[int | Gap]:
+    """The steps a drill-down shows, in order, with a Gap where steps are left out: each loop
+    span (first, last step index) with `context` steps either side, or, without a span, the
+    first `limit` steps. Wherever a span lies, it is shown whole."""
+    if spans:
+        keep = [i for i in step_idxs if any(a - context <= i <= b + context for a, b in spans)]
+    else:
+        keep = list(step_idxs[:limit])
+    out: list[int | Gap] = []
+    position = {idx: k for k, idx in enumerate(step_idxs)}
+    last = -1
+    for idx in keep:
+        if position[idx] > last + 1:
+            out.append(Gap(position[idx] - last - 1))
+        out.append(idx)
+        last = position[idx]
+    if last < len(step_idxs) - 1:
+        out.append(Gap(len(step_idxs) - 1 - last))
+    return out
 
 
 def _is_number(value: Any) -> bool:
@@ -634,6 +923,9 @@ th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top
 table.sortable th{cursor:pointer;background:#eef2f6}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.loop{background:#ffe3c4}
+tr.gap td{color:#777;font-style:italic;text-align:center;background:#f4f4f4}
+td.response{max-width:28em;font-size:.9em}
+.instruction{background:#f4f7fa;padding:.4em .6em;border-left:4px solid #1f3b57}
 img.fig{max-width:100%;display:block;margin:.5em 0}
 img.thumb{width:160px}
 .note{color:#555;font-size:.9em}
@@ -677,15 +969,32 @@ def _check_runs(con: Any, warehouse: str, run_ids: Sequence[str] | None) -> None
         )
 
 
+def remove_stale(out_dirs: dict[str, Path], drawn: Sequence[str]) -> list[Path]:
+    """Remove, from each figure folder, the files of report figures (FIGURE_NAMES) that this
+    report did not draw: left from an earlier one, they would pass for current. Any other
+    file is the user's and stays."""
+    removed = []
+    for fmt, folder in out_dirs.items():
+        for name in FIGURE_NAMES:
+            path = folder / f"{name}.{fmt}"
+            if name not in drawn and path.is_file():
+                path.unlink()
+                removed.append(path)
+    return removed
+
+
 def build_report(
     warehouse: str,
     out: str,
     *,
     run_ids: Sequence[str] | None = None,
     png_dir: str | None = None,
+    svg_dir: str | None = None,
+    pdf_dir: str | None = None,
 ) -> ReportResult:
-    """Write the report page to `out` (and each figure to `png_dir` when given); UserError
-    when the warehouse holds no run, or not the `run_ids` asked for."""
+    """Write the report page to `out`, and each figure into each of `png_dir`, `svg_dir`,
+    `pdf_dir` given (removing there the figures of an earlier report that this one did not
+    draw); UserError when the warehouse holds no run, or not the `run_ids` asked for."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -693,10 +1002,11 @@ def build_report(
 
     con = connect(warehouse)
     _check_runs(con, warehouse, run_ids)
-    pngs = Path(png_dir) if png_dir else None
-    if pngs is not None:
-        pngs.mkdir(parents=True, exist_ok=True)
-    b = _Builder(con, run_ids, pngs)
+    folders = {"png": png_dir, "svg": svg_dir, "pdf": pdf_dir}
+    out_dirs = {fmt: Path(d) for fmt, d in folders.items() if d}
+    for folder in out_dirs.values():
+        folder.mkdir(parents=True, exist_ok=True)
+    b = _Builder(con, run_ids, out_dirs)
     b.con.execute(
         "CREATE OR REPLACE TEMP TABLE _chosen (run_id VARCHAR, domain VARCHAR, task_id VARCHAR)"
     )
@@ -704,10 +1014,13 @@ def build_report(
         "leaderboard": b.leaderboard,
         "wes": b.wes,
         "domains": b.domains,
+        "human-steps": b.human_steps,
+        "step-ratios": b.step_ratios,
         "levels": b.levels,
         "budget": b.budget,
         "loops": b.loops,
         "latency": b.latency,
+        "latency-step": b.latency_step,
         "cost-step": b.cost_step,
         "pareto": b.pareto,
     }
@@ -739,13 +1052,22 @@ def build_report(
         path=path,
         sections=[sid for sid, _ in SECTIONS],
         figures=b.figures,
-        png_files=b.png_files,
+        files=b.files,
+        removed=remove_stale(out_dirs, b.figures),
         n_episodes=len(chosen),
         n_thumbnails=b.n_thumbnails,
     )
 
 
-__all__ = ["CSP", "SECTIONS", "ReportResult", "build_report"]
+__all__ = [
+    "CSP",
+    "FIGURE_NAMES",
+    "SECTIONS",
+    "ReportResult",
+    "build_report",
+    "remove_stale",
+    "shown_steps",
+]
 
 
 def add_parser(sub: Any) -> None:
@@ -759,9 +1081,22 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     options = ReportOptions.from_args(args)
     root = existing_warehouse(options.warehouse)
-    result = build_report(str(root), options.out, run_ids=options.runs or None, png_dir=options.png)
+    result = build_report(
+        str(root),
+        options.out,
+        run_ids=options.runs or None,
+        png_dir=options.png,
+        svg_dir=options.svg,
+        pdf_dir=options.pdf,
+    )
+    written = "".join(
+        f"; {fmt.upper()}s in {folder}"
+        for fmt, folder in (("png", options.png), ("svg", options.svg), ("pdf", options.pdf))
+        if folder
+    )
+    stale = f"; removed {len(result.removed)} stale figure file(s)" if result.removed else ""
     say(
         f"wrote {result.path}: {len(result.figures)} figure(s), {result.n_episodes} episode(s), "
-        f"{result.n_thumbnails} thumbnail(s)" + (f"; PNGs in {options.png}" if options.png else "")
+        f"{result.n_thumbnails} thumbnail(s)" + written + stale
     )
     return 0

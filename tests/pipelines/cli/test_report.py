@@ -17,8 +17,15 @@ from PIL import Image
 
 from deskscore.collectors.synthetic import load_profiles, task_slice, write_run
 from deskscore.collectors.warehouse import Warehouse
+from deskscore.pipelines.cli.colours import (
+    FRONT,
+    HUMAN,
+    OUTCOME_COLOURS,
+    STAGE_COLOURS,
+    agent_colours,
+)
 from deskscore.pipelines.cli.main import main
-from deskscore.pipelines.cli.report import CSP, SECTIONS, build_report
+from deskscore.pipelines.cli.report import CSP, SECTIONS, Gap, build_report, shown_steps
 from deskscore.pipelines.jobs.hash import run_hash
 from deskscore.pipelines.jobs.ingest import run_ingest
 from deskscore.pipelines.jobs.score import run_score
@@ -108,7 +115,7 @@ def test_the_page_has_every_section_and_an_inline_image_per_figure_and_thumbnail
 ) -> None:
     page = _parse(report.path.read_text(encoding="utf-8"))
     assert {sid for sid, _ in SECTIONS} <= page.ids
-    assert len(report.figures) == 7  # all but per-level: these runs have no levels
+    assert len(report.figures) == 10  # all but per-level: these runs have no levels
     assert report.n_thumbnails > 0 and report.n_episodes > 0
     assert len(page.images) == report.n_images
     assert all(img["src"].startswith("data:image/png;base64,") for img in page.images)
@@ -181,7 +188,7 @@ def test_the_cli_writes_the_report_and_the_pngs(warehouse: Path, tmp_path: Path,
     assert main(["report", "--warehouse", str(warehouse), "--out", str(out),
                  "--png", str(tmp_path / "png")]) == 0  # fmt: skip
     assert out.is_file()
-    assert len(list((tmp_path / "png").glob("*.png"))) == 7
+    assert len(list((tmp_path / "png").glob("*.png"))) == 10
     assert "wrote" in capsys.readouterr().out
     assert main(["report", "--warehouse", str(tmp_path / "none"), "--out", str(out)]) == 2
 
@@ -244,7 +251,7 @@ def test_names_with_dollar_signs_are_drawn_as_plain_text(warehouse: Path, tmp_pa
     for i, r in enumerate(store.read("runs").to_pylist()):
         store.write("runs", [{**r, "agent": f"agent {i} $\\frac{{$"}], _partition(r))
     result = build_report(str(wh), str(tmp_path / "r.html"))
-    assert len(result.figures) == 7
+    assert len(result.figures) == 10
     assert "agent 0 $\\frac{$" in result.path.read_text(encoding="utf-8")
 
 
@@ -311,3 +318,106 @@ def test_an_empty_warehouse_or_an_unknown_run_says_what_is_missing(
     [run_id, *_] = sorted(r["run_id"] for r in Warehouse(warehouse).read("runs").to_pylist())
     assert "no run no-such-run" in err and run_id in err
     assert not out.exists()
+
+
+# -- figures for papers: colours, formats, stale files, drill-downs ---------------------------
+
+
+def test_an_agent_colour_depends_on_the_sorted_agent_list_alone() -> None:
+    assert agent_colours(["b", "a", None]) == agent_colours(["a", "b", "a"])
+    many = agent_colours(f"agent-{i:02d}" for i in range(40))
+    assert len(set(many.values())) == 40
+
+
+def _rgb(colour: str) -> tuple[int, int, int]:
+    return tuple(int(colour[i : i + 2], 16) for i in (1, 3, 5))  # type: ignore[return-value]
+
+
+def test_no_agent_colour_is_near_a_stage_outcome_or_reference_colour() -> None:
+    agents = agent_colours(f"agent-{i:02d}" for i in range(40)).values()
+    others = [*STAGE_COLOURS.values(), *OUTCOME_COLOURS.values(), HUMAN, FRONT]
+    closest = min(
+        sum((p - q) ** 2 for p, q in zip(_rgb(a), _rgb(o), strict=True)) ** 0.5
+        for a in agents
+        for o in others
+    )
+    assert closest > 60, closest
+
+
+SERIES_FIGURES = ("wes_scatter", "human_vs_agent_steps", "step_ratio_distribution",
+                  "step_budget", "latency_by_step", "cost_by_step")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def paper_figures(warehouse: Path, tmp_path_factory: pytest.TempPathFactory):
+    out = tmp_path_factory.mktemp("paper")
+    for fmt in ("png", "svg"):
+        (out / fmt).mkdir()
+        (out / fmt / f"per_level.{fmt}").write_text("from an earlier report")  # not drawn now
+        (out / fmt / f"mine.{fmt}").write_text("the user's own file")
+    result = build_report(
+        str(warehouse),
+        str(out / "r.html"),
+        png_dir=str(out / "png"),
+        svg_dir=str(out / "svg"),
+        pdf_dir=str(out / "pdf"),
+    )
+    return out, result
+
+
+def test_each_agent_has_the_same_colour_in_every_figure(paper_figures, warehouse: Path) -> None:
+    out, result = paper_figures
+    con = connect(warehouse)
+    names = con.sql("SELECT agent, label FROM runs JOIN run_labels USING (run_id)").fetchall()
+    colours = agent_colours(n for row in names for n in row)
+    assert len(set(colours.values())) == len({*colours}) >= 2
+    for name in SERIES_FIGURES:
+        assert name in result.figures
+        svg = (out / "svg" / f"{name}.svg").read_text().lower()
+        for agent, _ in names:
+            assert colours[agent] in svg, (name, agent)
+    stages = (out / "svg" / "latency_stages.svg").read_text().lower()
+    assert any(c in stages for c in STAGE_COLOURS.values())
+
+
+def test_figures_are_written_as_png_at_300_dpi_svg_and_pdf(paper_figures) -> None:
+    _, result = paper_figures
+    for fmt in ("png", "svg", "pdf"):
+        assert sorted(p.stem for p in result.files[fmt]) == sorted(result.figures)
+    for path in result.files["png"]:
+        with Image.open(path) as im:
+            assert round(im.info["dpi"][0]) == 300
+    assert all(p.read_bytes().startswith(b"%PDF") for p in result.files["pdf"])
+    assert all(b"<svg" in p.read_bytes()[:2000] for p in result.files["svg"])
+
+
+def test_stale_figures_are_removed_and_other_files_kept(paper_figures) -> None:
+    out, result = paper_figures
+    assert "per_level" not in result.figures
+    for fmt in ("png", "svg"):
+        assert not (out / fmt / f"per_level.{fmt}").exists()
+        assert (out / fmt / f"mine.{fmt}").read_text() == "the user's own file"
+    assert sorted(p.name for p in result.removed) == ["per_level.png", "per_level.svg"]
+
+
+def test_a_late_loop_span_is_shown_whole_with_its_context() -> None:
+    steps = list(range(100))
+    shown = shown_steps(steps, [(79, 88)], context=3, limit=60)
+    assert shown == [Gap(76), *range(76, 92), Gap(8)]
+    assert shown_steps(steps, [], limit=60) == [*range(60), Gap(40)]
+    both = shown_steps(steps, [(2, 4), (7, 9)], context=2, limit=60)
+    assert both == [*range(0, 12), Gap(88)]
+    assert shown_steps([], [], limit=60) == []
+
+
+def test_every_step_a_drill_down_shows_has_its_thumbnail_and_response(report) -> None:
+    html = report.path.read_text(encoding="utf-8")
+    episodes = re.findall(r'<div class="episode" id="ep-\d+">(.*?)</div>', html, re.S)
+    assert episodes
+    for body in episodes:
+        rows = re.findall(r"<tr(?: class=\"loop\")?><td>\d+</td>(.*?)</tr>", body, re.S)
+        assert rows
+        assert all('<img class="thumb"' in r for r in rows)
+        assert any('<td class="response">' in r and '<td class="response"></td>' not in r
+                   for r in rows)  # fmt: skip
+        assert '<p class="instruction">' in body
