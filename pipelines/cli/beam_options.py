@@ -62,8 +62,11 @@ def beam_args(
             f"options after -- go to Apache Beam, and deskscore {command} runs no Beam job: "
             f"{' '.join(after_dashes)}"
         )
+    from deskscore.pipelines.infra.extras import has
+
     out: list[str] = []
-    flags = beam_flags() if runs_beam and unknown else {}
+    beam_missing = runs_beam and bool(unknown) and not has("apache_beam")
+    flags = beam_flags() if runs_beam and unknown and not beam_missing else {}
     i = 0
     while i < len(unknown):
         arg = unknown[i]
@@ -73,6 +76,11 @@ def beam_args(
                 parser.error(f"unexpected argument {arg!r}")
             hint = _suggestion(name, [*option_strings(parser), *flags])
             where = "" if runs_beam or hint else f" (deskscore {command} runs no Beam job)"
+            if beam_missing and arg.startswith("--"):
+                hint += (
+                    " (if it is one of Apache Beam's options: they need the beam extra, which "
+                    "is not installed: pip install 'deskscore[beam]')"
+                )
             parser.error(f"unrecognized option {arg}{where}{hint}")
         out.append(arg)
         if "=" not in arg and flags[name]:

@@ -31,6 +31,12 @@ from deskscore.scorers.config import COMPAT_MODES, HUMAN_VERSIONS, ScoreConfig
 
 _CHOSEN = "default: the only one scored, else"
 
+S_RULE = (
+    "S: the step budget WES- and WES divide by, S = max(--max-steps-scoring, the run's longest "
+    "t_agent)"
+)
+"""Printed under each leaderboard table, where S is shown."""
+
 
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("leaderboard", help="print the leaderboard")
@@ -169,7 +175,7 @@ def leaderboard_text(
         table = render(headers, shown, fmt)
         label = [c for c, _ in columns].index("label")
         notes = _notes([(r[label], r[-2]) for r in rows])
-        sections.append("\n".join([named, table, *notes]))
+        sections.append("\n".join([named, table, S_RULE, *notes]))
     return "\n\n".join(sections)
 
 

@@ -21,6 +21,13 @@ COMMANDS = (
 )  # fmt: skip
 """The subcommands, in the order `--help` lists them: modules of deskscore.pipelines.cli."""
 
+NEEDS = {
+    "report": ("matplotlib", "deskscore report (its charts)"),
+    "sandbox": ("docker", "deskscore sandbox (the Docker engine's client)"),
+}
+"""Commands that need an extra whatever their options (pipelines.infra.extras); `collect`
+checks its own (the Docker client for --provider docker only)."""
+
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The `deskscore` parser, every command declared; or, for a command line `argv` that
@@ -69,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from deskscore.pipelines.cli.beam_options import beam_args as split_beam_args
     from deskscore.pipelines.cli.common import UserError
     from deskscore.pipelines.cli.output import say
-    from deskscore.pipelines.infra.extras import MissingExtra
+    from deskscore.pipelines.infra.extras import MissingExtra, require
     from deskscore.pipelines.infra.runner import RunnerUnavailable, check_runner, runner_args
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -88,6 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings.apply(args)
         common.WAREHOUSE_FROM[:] = [getattr(args, "warehouse_from", "--warehouse")]
         output.DIGITS[:] = [args.digits]
+        if args.command in NEEDS:
+            require(*NEEDS[args.command])
         if getattr(args, "beam", False):
             check_runner(runner_args(beam_args, None))  # before the warehouse is touched
         return args.handler(args, beam_args)
