@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,20 +48,17 @@ def query_of(table_or_query: str) -> tuple[str, str | None]:
     return text, None
 
 
-def out_folder(warehouse: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
-    """The folder an export may write in (the output file's folder, or the hf folder itself);
-    ExportError for one that would let the query write the warehouse's tables."""
+def check_out(warehouse: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
+    """`out` resolved; ExportError when it lies in the warehouse's folder (its export area
+    `exports/` excepted), where it could replace a table's file."""
     root = Path(warehouse).resolve()
-    folder = Path(out).resolve()
-    exports = root / "exports"
-    if folder.is_relative_to(exports):
-        return folder
-    if folder.is_relative_to(root) or root.is_relative_to(folder):
-        raise ExportError(
-            f"{out}: would write in the warehouse's folder; name a path outside {root}, or in "
-            f"{exports}"
-        )
-    return folder
+    target = Path(out).resolve()
+    if target.is_relative_to(root / "exports") or not target.is_relative_to(root):
+        return target
+    raise ExportError(
+        f"{out}: would write in the warehouse's folder; name a path outside {root}, or in "
+        f"{root / 'exports'}"
+    )
 
 
 def _write(con: Any, relation: Any, path: Path, fmt: str) -> None:
@@ -111,35 +109,45 @@ def export(
         raise ExportError("name a view, a table or a query to export")
     if fmt != HF and len(items) > 1:
         raise ExportError(f"--format {fmt} writes one file: export one item at a time, or use hf")
-    target = Path(out)
-    folder = out_folder(warehouse, target if fmt == HF else target.parent)
+    target = check_out(warehouse, out)
     queries = [query_of(item) for item in items]
     names = [name or f"query_{i + 1}" for i, (_, name) in enumerate(queries)]
     if len(set(names)) != len(names):
         raise ExportError("an item is named twice")
+    folder = target if fmt == HF else target.parent
+    if fmt == HF:
+        finals = [folder / "data" / n / "train-00000-of-00001.parquet" for n in names]
+    else:
+        finals = [target]
     folder.mkdir(parents=True, exist_ok=True)
-    paths = [target.resolve()] if fmt != HF else []
+    # The query may write in a fresh folder of its own only, never where the warehouse is;
+    # the files are moved into place once written.
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".deskscore-export-") as stage:
+        staged = [Path(stage) / f"{i}.{'parquet' if fmt == HF else fmt}" for i in range(len(names))]
+        con = confined_connect(warehouse, stage, only=[sql for sql, _ in queries])
+        written = []
+        try:
+            for (sql, _), name, path in zip(queries, names, staged, strict=True):
+                relation = _relation(con, sql)
+                _write(con, relation, path, "parquet" if fmt == HF else fmt)
+                [(rows,)] = relation.aggregate("count(*)").fetchall()
+                written.append((name, sql, path, int(rows)))
+        except duckdb.PermissionException as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise ExportError(
+                f"{first} (an export reads the warehouse through its views only and writes "
+                f"{target} only)"
+            ) from None
+        finally:
+            con.close()
+        done = []
+        for (name, sql, path, rows), final in zip(written, finals, strict=True):
+            final.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, final)
+            done.append(Exported(name, sql, final, rows))
     if fmt == HF:
-        for name in names:
-            (folder / "data" / name).mkdir(parents=True, exist_ok=True)
-            paths.append(folder / "data" / name / "train-00000-of-00001.parquet")
-    con = confined_connect(warehouse, folder, only=[sql for sql, _ in queries])
-    written = []
-    try:
-        for (sql, _), name, path in zip(queries, names, paths, strict=True):
-            relation = _relation(con, sql)
-            _write(con, relation, path, "parquet" if fmt == HF else fmt)
-            [(rows,)] = relation.aggregate("count(*)").fetchall()
-            written.append(Exported(name, sql, path, int(rows)))
-    except duckdb.PermissionException as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise ExportError(
-            f"{first} (an export reads the warehouse through its views only and writes in "
-            f"{folder} only)"
-        ) from None
-    if fmt == HF:
-        (folder / "README.md").write_text(dataset_card(written, folder), encoding="utf-8")
-    return written
+        (folder / "README.md").write_text(dataset_card(done, folder), encoding="utf-8")
+    return done
 
 
 def dataset_card(written: Sequence[Exported], folder: Path) -> str:
@@ -172,4 +180,4 @@ def dataset_card(written: Sequence[Exported], folder: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["FORMATS", "ExportError", "Exported", "dataset_card", "export", "out_folder", "query_of"]
+__all__ = ["FORMATS", "ExportError", "Exported", "check_out", "dataset_card", "export", "query_of"]

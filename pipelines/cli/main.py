@@ -45,7 +45,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "Apache Beam's own options on (e.g. --runner=FlinkRunner; whatever follows -- goes to "
         "Beam as given); any other option a command does not know is an error.",
     )
-    parser.add_argument("--version", action="version", version=f"deskscore {version()}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True)
     for name in names:
         importlib.import_module(f"deskscore.pipelines.cli.{name}").add_parser(sub)
@@ -54,6 +54,17 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     for command in sub.choices.values():  # every command's tables
         digits_arg(command)
     return parser
+
+
+class _Version(argparse.Action):
+    """--version, looked up only when asked (reading the metadata costs every start)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **_: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"deskscore {version()}")
+        parser.exit()
 
 
 def version() -> str:

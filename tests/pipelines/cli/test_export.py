@@ -66,8 +66,26 @@ def test_a_query_cannot_write_outside_the_output_folder(
     out = tmp_path / "out" / "x.csv"
     assert main(["export", sql, "--warehouse", str(warehouse), "--format", "csv",
                  "--out", str(out)]) == 2  # fmt: skip
-    assert not outside.exists()
-    assert "writes in" in capsys.readouterr().err
+    assert not outside.exists() and not out.exists()
+    assert "reads the warehouse through its views only" in capsys.readouterr().err
+
+
+def test_an_export_beside_the_warehouse_cannot_write_into_it(
+    warehouse: Path, tmp_path: Path, capsys
+) -> None:
+    """The output's folder may hold the warehouse (the working folder, say): the query still
+    writes in a fresh folder of its own only."""
+    before = {p: p.read_bytes() for p in warehouse.rglob("*") if p.is_file()}
+    victim = next(p for p in before if p.suffix == ".parquet")
+    sql = f"SELECT 1 AS x; COPY (SELECT 1) TO '{victim}' (FORMAT parquet)"
+    beside = warehouse.parent / "beside.csv"
+    assert main(["export", sql, "--warehouse", str(warehouse), "--format", "csv",
+                 "--out", str(beside)]) == 2  # fmt: skip
+    assert {p: p.read_bytes() for p in warehouse.rglob("*") if p.is_file()} == before
+    assert main(["export", "runs", "--warehouse", str(warehouse), "--format", "csv",
+                 "--out", str(beside)]) == 0  # fmt: skip
+    assert "run_id" in beside.read_text().splitlines()[0].split(",")
+    assert not [p for p in warehouse.parent.iterdir() if p.name.startswith(".deskscore-export")]
 
 
 def test_export_refuses_the_warehouse_folder_and_bad_items(
