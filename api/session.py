@@ -100,12 +100,14 @@ def leaderboard(
     compat: str | None = None,
     level_source: str = "stem",
     split: str = "all",
+    runs: Sequence[str] = (),
 ) -> pl.DataFrame:
     """The leaderboard as a Polars DataFrame: the rows and columns of `deskscore leaderboard
     --format json` (one row per run, ranked; with `by`, one per run and slice: domain or app
     for OSWorld runs, level, app, domain or mode for DeskCraft runs). `ci` adds each figure's
     standard error and 95% interval (<column>_se, _ci_low, _ci_high). The configuration not
-    given is chosen as the command chooses it (the only one scored, else the defaults)."""
+    given is chosen as the command chooses it (the only one scored, else the defaults);
+    `runs` (run ids) narrows it to those runs, as --run does."""
     import json
 
     import polars as pl
@@ -119,6 +121,7 @@ def leaderboard(
         "max_steps_scoring": max_steps_scoring,
         "compat": compat,
         "ci": "pm" if ci else "none",
+        "runs": [runs] if isinstance(runs, str) else list(runs),
     }
     if by is None:
         texts = [leaderboard_text(root, "json", **chosen)]

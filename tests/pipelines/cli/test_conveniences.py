@@ -192,3 +192,17 @@ def test_loops_takes_several_runs(warehouse: Path, tmp_path: Path) -> None:
     two = json.loads(_deskscore(*args, "--run", ids[0], "--run", ids[1], cwd=tmp_path).stdout)
     assert {r["run_id"] for r in two} == {r["run_id"] for r in every} & set(ids[:2])
     assert len(two) < len(every) or {r["run_id"] for r in every} <= set(ids[:2])
+
+
+def test_the_leaderboard_and_its_slices_take_several_runs(warehouse: Path, tmp_path: Path) -> None:
+    ids = [r for (r,) in connect(warehouse).sql("SELECT run_id FROM runs ORDER BY 1").fetchall()]
+    base = ["--warehouse", str(warehouse), "--format", "json"]
+    every = json.loads(_deskscore("leaderboard", *base, cwd=tmp_path).stdout)
+    two = json.loads(_deskscore("leaderboard", *base, "--run", ids[0], "--run", ids[2],
+                                cwd=tmp_path).stdout)  # fmt: skip
+    labels = dict(connect(warehouse).sql("SELECT run_id, label FROM run_labels").fetchall())
+    assert [r for r in every if r["label"] in {labels[ids[0]], labels[ids[2]]}] == two
+    assert len(two) == 2 < len(every)
+    sliced = json.loads(_deskscore("leaderboard", *base, "--by", "domain", "--run", ids[1],
+                                   cwd=tmp_path).stdout)  # fmt: skip
+    assert sliced and {r["run_id"] for r in sliced} == {ids[1]}
