@@ -18,12 +18,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from deskscore.pipelines.options import DEFAULT_WAIT, DEFAULT_WAREHOUSE
-
 CONFIG_FILE = "deskscore.toml"
 """Read from the working folder when present."""
 WAREHOUSE_ENV = "DESKSCORE_WAREHOUSE"
 
+DEFAULT_WAREHOUSE = "warehouse"
+DEFAULT_WAIT = 600.0
+"""As pipelines.options' (a test keeps them the same): not imported from there, so that a
+command that only reads, such as `deskscore sql`, does not wait on every job's options."""
 DEFAULT_DIGITS = 2
 """Decimals of the figures in tables (csv and json keep every digit)."""
 
