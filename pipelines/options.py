@@ -34,6 +34,12 @@ from deskscore.scorers.config import (
 from deskscore.scorers.judge import DEFAULT_K, check_k
 
 DEFAULT_WAREHOUSE = "warehouse"
+DEFAULT_WAIT = 600.0
+"""Seconds a job that writes waits for another job's writer lock, in every command: long
+enough for an ingest or a score to finish, so jobs queue instead of failing."""
+SETTINGS = ("warehouse", "wait")
+"""Fields whose default a user can set once (the environment, deskscore.toml: see
+pipelines.cli.settings): on the command line they default to None, filled in after parsing."""
 
 T = TypeVar("T", bound="JobOptions")
 
@@ -51,6 +57,10 @@ def option(default: Any, *flags: str, help: str, **argparse_kw: Any) -> Any:
 
 
 def _shown_default(f: dataclasses.Field[Any]) -> str:
+    if f.name in SETTINGS:
+        where = "$DESKSCORE_WAREHOUSE, else " if f.name == "warehouse" else ""
+        value = f"{f.default:g}" if isinstance(f.default, float) else f.default
+        return f" (default: {where}deskscore.toml's {f.name}, else {value})"
     action = f.metadata["argparse"].get("action")
     if action in ("store_true", "store_false", "append") or f.default in (None, (), ""):
         return ""
@@ -70,15 +80,17 @@ def add_options(
         if flags[0].startswith("-"):
             kw["dest"] = f.name
             # argparse appends to its default: start from None, `from_args` makes it a tuple
-            kw["default"] = None if kw.get("action") == "append" else f.default
+            kw["default"] = (
+                None if kw.get("action") == "append" or f.name in SETTINGS else f.default
+            )
             parser.add_argument(*flags, **kw)
         else:
             parser.add_argument(f.name, **kw)
 
 
 def _value(f: dataclasses.Field[Any], raw: Any) -> Any:
-    if raw is None and f.default == ():
-        return ()
+    if raw is None and (f.default == () or f.name in SETTINGS):
+        return f.default
     if isinstance(raw, list):
         return tuple(raw)
     return raw
@@ -90,7 +102,7 @@ class JobOptions:
 
     warehouse: str = option(DEFAULT_WAREHOUSE, "--warehouse", help="the warehouse folder")
     wait: float = option(
-        0.0,
+        DEFAULT_WAIT,
         "--wait",
         type=float,
         metavar="SECONDS",
@@ -476,7 +488,7 @@ class CollectOptions(JobOptions):
         help="interpreter the controller runs pyautogui code with (as OSWorld)",
     )
     wait: float = option(
-        600.0,
+        DEFAULT_WAIT,
         "--wait",
         type=float,
         metavar="SECONDS",
@@ -485,8 +497,10 @@ class CollectOptions(JobOptions):
 
 
 __all__ = [
+    "DEFAULT_WAIT",
     "DEFAULT_WAREHOUSE",
     "PRICES_HELP",
+    "SETTINGS",
     "BeamJobOptions",
     "CollectOptions",
     "CostOptions",

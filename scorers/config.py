@@ -50,7 +50,10 @@ class ScoreConfig:
 
     def describe(self) -> str:
         """The configuration as people read it in a title."""
-        return f"OSWorld-Human {self.human_version}, S >= {self.max_steps_scoring}, {self.compat} rules"
+        return (
+            f"OSWorld-Human {self.human_version}, step budget S = max({self.max_steps_scoring}, "
+            f"longest run), {self.compat} rules"
+        )
 
 
 __all__ = [

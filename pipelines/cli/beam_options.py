@@ -38,6 +38,13 @@ def beam_flags() -> dict[str, bool]:
     return {flag: a.nargs != 0 for a in parser._actions for flag in a.option_strings}
 
 
+def _is_beam_flag(name: str) -> bool:
+    """Whether `name` is one of Beam's own flags (False when Beam is not installed)."""
+    from deskscore.pipelines.infra.extras import has
+
+    return has("apache_beam") and name in beam_flags()
+
+
 def option_strings(parser: argparse.ArgumentParser) -> list[str]:
     """The options `parser` itself knows."""
     return [flag for a in parser._actions for flag in a.option_strings]
@@ -62,8 +69,11 @@ def beam_args(
             f"options after -- go to Apache Beam, and deskscore {command} runs no Beam job: "
             f"{' '.join(after_dashes)}"
         )
+    from deskscore.pipelines.infra.extras import has
+
     out: list[str] = []
-    flags = beam_flags() if runs_beam and unknown else {}
+    beam_missing = runs_beam and bool(unknown) and not has("apache_beam")
+    flags = beam_flags() if runs_beam and unknown and not beam_missing else {}
     i = 0
     while i < len(unknown):
         arg = unknown[i]
@@ -73,6 +83,13 @@ def beam_args(
                 parser.error(f"unexpected argument {arg!r}")
             hint = _suggestion(name, [*option_strings(parser), *flags])
             where = "" if runs_beam or hint else f" (deskscore {command} runs no Beam job)"
+            if not runs_beam and hint and _is_beam_flag(name):  # not a typo of ours
+                hint, where = "", f" (deskscore {command} runs no Beam job)"
+            if beam_missing and arg.startswith("--"):
+                hint += (
+                    " (if it is one of Apache Beam's options: they need the beam extra, which "
+                    "is not installed: pip install 'deskscore[beam]')"
+                )
             parser.error(f"unrecognized option {arg}{where}{hint}")
         out.append(arg)
         if "=" not in arg and flags[name]:

@@ -14,7 +14,7 @@ Each breakdown is a declaration: the mart it reads, the filters it takes, and it
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from deskscore.pipelines.cli.common import UserError
@@ -24,6 +24,7 @@ from deskscore.pipelines.cli.scored import (
     chosen_configuration,
     deskcraft_run,
     not_scored,
+    only_runs,
     scored_configurations,
     where,
 )
@@ -128,7 +129,13 @@ def _section(
 
 
 def _deskcraft(
-    con: Any, by: str, fmt: str, level_source: str, split: str, ci: str = "none"
+    con: Any,
+    by: str,
+    fmt: str,
+    level_source: str,
+    split: str,
+    ci: str = "none",
+    runs: Sequence[str] = (),
 ) -> list[str]:
     if by not in BREAKDOWNS:
         return []
@@ -136,6 +143,7 @@ def _deskcraft(
     values: dict[str, Any] = {"level_source": level_source, "split": split}
     params = {f: values[f] for f in spec.filters}
     condition = " AND ".join(f"v.{f} = ${f}" for f in spec.filters) or "true"
+    condition, params = only_runs(condition, params, runs, "v")
 
     def bounds(rows: list[Any], names: list[str]) -> Bounds:
         from deskscore.pipelines.cli.slice_bounds import deskcraft_bounds
@@ -151,7 +159,13 @@ def _deskcraft(
 
 
 def _osworld(
-    con: Any, warehouse: str, by: str, fmt: str, chosen: dict[str, Any], ci: str = "none"
+    con: Any,
+    warehouse: str,
+    by: str,
+    fmt: str,
+    chosen: dict[str, Any],
+    ci: str = "none",
+    runs: Sequence[str] = (),
 ) -> list[str]:
     osworld = f"SELECT run_id FROM runs WHERE NOT {deskcraft_run()}"
     if by not in OSWORLD_BREAKDOWNS or not con.sql(osworld).fetchall():
@@ -163,6 +177,7 @@ def _osworld(
     spec = OSWORLD_BREAKDOWNS[by]
     condition, params = where(config, "v")
     condition += f" AND v.run_id IN ({osworld})"
+    condition, params = only_runs(condition, params, runs, "v")
 
     def bounds(rows: list[Any], names: list[str]) -> Bounds:
         from deskscore.pipelines.cli.slice_bounds import osworld_bounds
@@ -189,8 +204,9 @@ def breakdown_text(
     max_steps_scoring: int | None = None,
     compat: str | None = None,
     ci: str = "none",
+    runs: Sequence[str] = (),
 ) -> str:
-    """The breakdown `by` of every run it applies to: OSWorld runs under one configuration
+    """The breakdown `by` of every run it applies to (of `runs` only, when given): OSWorld runs under one configuration
     (chosen as the leaderboard chooses it), DeskCraft runs, each titled; `ci` adds each rate's
     95% interval (pipelines.cli.slice_bounds); UserError when nothing applies."""
     from deskscore.sql import connect
@@ -201,8 +217,8 @@ def breakdown_text(
     con = connect(warehouse, only=("runs", "run_scores", "run_labels", *views))
     chosen = {"human_version": human_version, "max_steps_scoring": max_steps_scoring}
     chosen["compat"] = compat
-    sections = _osworld(con, warehouse, by, fmt, chosen, ci)
-    sections += _deskcraft(con, by, fmt, level_source, split, ci)
+    sections = _osworld(con, warehouse, by, fmt, chosen, ci, runs)
+    sections += _deskcraft(con, by, fmt, level_source, split, ci, runs)
     if not sections:
         families = [name for name, known in (("OSWorld", OSWORLD_BREAKDOWNS),
                     ("DeskCraft", BREAKDOWNS)) if by in known]  # fmt: skip

@@ -11,6 +11,7 @@ Three families of findings, each a line a person can act on:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from collections import Counter
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from deskscore.pipelines.cli.args import warehouse_arg
+from deskscore.pipelines.cli.args import summary_format_arg, warehouse_arg
 from deskscore.pipelines.cli.common import existing_warehouse
 from deskscore.pipelines.cli.output import printable, say
 
@@ -373,7 +374,7 @@ def check_text(result: CheckResult) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["EPISODE_KEYED", "CheckResult", "check_text", "check_warehouse"]
+__all__ = ["EPISODE_KEYED", "CheckResult", "check_summary", "check_text", "check_warehouse"]
 
 
 def add_parser(sub: Any) -> None:
@@ -385,10 +386,19 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--no-sources", action="store_true", help="do not re-read the archives to re-count lines"
     )
+    summary_format_arg(p)
     p.set_defaults(handler=run)
+
+
+def check_summary(result: CheckResult) -> dict[str, Any]:
+    """The check as `--format json` prints it and the Python API returns it."""
+    return {"ok": result.ok, "problems": list(result.problems), "facts": list(result.facts)}
 
 
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     result = check_warehouse(existing_warehouse(args.warehouse), sources=not args.no_sources)
-    say(check_text(result))
+    if getattr(args, "format", "table") == "json":
+        say(json.dumps(check_summary(result), indent=2), "json")
+    else:
+        say(check_text(result))
     return 0 if result.ok else 1

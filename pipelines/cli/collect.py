@@ -143,6 +143,10 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         raise UserError("no task to collect")
     agent_options = _options(o.agent_option)
     spec = _provider_spec(o)
+    if spec.split(":", 1)[0] == "docker":
+        from deskscore.pipelines.infra.extras import require
+
+        require("docker", "deskscore collect --provider docker")
     if spec.startswith("local:") and o.parallel > 1:
         raise UserError("--provider local is one desktop: --parallel must be 1")
     try:

@@ -12,12 +12,20 @@ class UserError(Exception):
     """A problem the user can fix; printed without a traceback."""
 
 
+WAREHOUSE_FROM: list[str] = []
+"""Where the command line's warehouse came from (pipelines.cli.settings.apply sets it), so
+that an error can say which setting to change."""
+
+
 def existing_warehouse(path: str) -> Path:
     """The warehouse folder, which must exist (commands that only read never create one)."""
     root = Path(path)
     if not root.is_dir():
+        source = f" (set by {WAREHOUSE_FROM[-1]})" if WAREHOUSE_FROM else ""
         raise UserError(
-            f"no warehouse at {root}: run 'deskscore ingest SOURCE --warehouse {root}' first"
+            f"no warehouse at {root}{source}: run 'deskscore ingest SOURCE --warehouse {root}' "
+            "first, or name an existing one with --warehouse, $DESKSCORE_WAREHOUSE or "
+            "deskscore.toml"
         )
     return root
 
@@ -26,9 +34,19 @@ def existing_warehouse(path: str) -> Path:
 def writing(warehouse: str, command: str, wait: float, counters: Sequence[str]) -> Iterator[None]:
     """Around a job that writes: hold the warehouse's writer lock (see
     collectors.warehouse.lock) or fail clearly, and show the job's `counters` as they tick."""
+    import sys
+
     from deskscore.collectors.warehouse.lock import WarehouseBusy, writer_lock
     from deskscore.pipelines.infra import progress
 
+    try:
+        with writer_lock(warehouse, command, 0.0):  # free: no line about waiting
+            pass
+    except WarehouseBusy as exc:
+        if wait:
+            holder = str(exc).split(" is writing", 1)[0]
+            print(f"deskscore {command}: {holder} is writing {warehouse}; waiting up to "
+                  f"{wait:g} s for it (--wait)", file=sys.stderr)  # fmt: skip
     try:
         with writer_lock(warehouse, command, wait or 0.0), progress.show(command, counters):
             yield

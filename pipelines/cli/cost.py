@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from deskscore.pipelines.cli.common import UserError, existing_warehouse, writing
-from deskscore.pipelines.cli.output import FORMATS, render, say
+from deskscore.pipelines.cli.output import FORMATS, decimals, render, say
 from deskscore.pipelines.options import CostOptions, add_options
 
 
@@ -113,7 +113,7 @@ def cost_text(warehouse: str, fmt: str = "table", run_ids: Sequence[str] | None 
     if front:
         lines.append(
             "cost-accuracy front (no other run is both cheaper and more successful): "
-            + ", ".join(f"{a} ({s:.1f}% at ${c:.2f}/task)" for a, s, c in front)
+            + ", ".join(f"{a} ({s:.1f}% at ${c:.{decimals(c, 2)}f}/task)" for a, s, c in front)
         )
     breakdown = con.sql(
         f"""

@@ -4,6 +4,7 @@ came out (the reconciliation)."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -11,8 +12,9 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from deskscore.pipelines.cli.args import summary_format_arg
 from deskscore.pipelines.cli.common import UserError, writing
-from deskscore.pipelines.cli.output import printable, render, render_relation, say
+from deskscore.pipelines.cli.output import printable, render, say
 from deskscore.pipelines.options import IngestOptions, add_options
 
 if TYPE_CHECKING:
@@ -24,6 +26,7 @@ def add_parser(sub: Any) -> None:
         "ingest", help="read archives (folders, .zip, fsspec URLs) into the warehouse"
     )
     add_options(p, IngestOptions)
+    summary_format_arg(p)
     p.set_defaults(handler=run, beam=True)
 
 
@@ -34,6 +37,9 @@ SHOWN_QUARANTINE = 10
 class Reconciliation(NamedTuple):
     text: str
     unreadable_sources: int
+    per_source: list[dict[str, Any]]
+    """One row per source: what went in against what came out (the table in `text`)."""
+    quarantined_by_reason: dict[str, int]
 
 
 def reconciliation(
@@ -93,13 +99,14 @@ def reconciliation(
         """
     ).fetchall()
     r = result
+    per_source_columns, per_source_rows = per_source.columns, per_source.fetchall()
     lines = [
         "Reconciliation",
         f"files seen: {r.files_seen if r else 0}   task folders: {r.task_folders if r else 0}   "
         f"episodes read: {r.episodes if r else 0}   step rows: {r.steps if r else 0}   "
         f"trajectory lines: {r.traj_lines if r else 0}   "
         f"quarantined: {r.quarantined if r else 0}   model calls: {r.llm_calls if r else 0}",
-        render_relation(per_source),
+        render(per_source_columns, per_source_rows),
     ]
     reason_rows = reasons.fetchall()
     lines.append("quarantined by reason:" if reason_rows else "quarantined by reason: none")
@@ -114,7 +121,8 @@ def reconciliation(
         # messages name file and line; each stays on its line
         lines.extend(f"  {printable(message)}" for (message,) in first)
     unreadable = dict(reason_rows).get("unreadable_source", 0)
-    return Reconciliation("\n".join(lines), unreadable)
+    rows = [dict(zip(per_source_columns, row, strict=True)) for row in per_source_rows]
+    return Reconciliation("\n".join(lines), unreadable, rows, dict(reason_rows))
 
 
 def _drop_new_warehouse(warehouse: str, created: bool) -> None:
@@ -124,11 +132,32 @@ def _drop_new_warehouse(warehouse: str, created: bool) -> None:
         shutil.rmtree(warehouse, ignore_errors=True)
 
 
-def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+class NothingIngested(UserError):
+    """No source held a task folder; `report` says why, item by item."""
+
+    def __init__(self, report: Reconciliation, message: str) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+class Ingested(NamedTuple):
+    """What an ingest did: the job's result, its reconciliation, and the messages after it."""
+
+    options: IngestOptions
+    sources: list[str]
+    result: IngestResult
+    report: Reconciliation
+    notes: list[str]
+    seconds: float
+
+
+def ingest(options: IngestOptions) -> Ingested:
+    """Ingest `options.sources` (the ingest job, with the writer lock held) and reconcile what
+    went in against what came out. UserError when no source holds a task folder (the
+    warehouse this created is removed again) or the options are wrong."""
     from deskscore.collectors.archives import SourceListError, expand_sources
     from deskscore.pipelines.jobs.ingest import run_ingest
 
-    options = IngestOptions.from_args(args, beam_args)
     started = time.perf_counter()
     try:
         sources = expand_sources(options.sources)
@@ -146,42 +175,92 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         found_nothing = bool(result.plan.todo) and not result.runs_found
         if found_nothing:
             _drop_new_warehouse(options.warehouse, new_warehouse)
-    say(report.text)
     if found_nothing:
-        raise UserError(
+        raise NothingIngested(
+            report,
             "no task folder found in any source, nothing ingested"
             + (f" ({options.warehouse} not created)" if new_warehouse else "")
             + "; the items above say why: fix a path that does not exist, or for a tree not "
-            "laid out as <domain>/<task_id>/ pass --layout, e.g. --layout '{domain}/{task_id}'"
+            "laid out as <domain>/<task_id>/ pass --layout, e.g. --layout '{domain}/{task_id}'",
         )
+    seconds = time.perf_counter() - started
+    return Ingested(options, sources, result, report, _notes(options, sources, result, seconds),
+                    seconds)  # fmt: skip
+
+
+def _notes(
+    options: IngestOptions, sources: Sequence[str], result: IngestResult, seconds: float
+) -> list[str]:
+    notes = []
     unchanged = result.plan.unchanged
     if unchanged:
-        say(
+        notes.append(
             f"skipped {len(unchanged)} source(s) already ingested and unchanged (same size and "
             "mtime, or ETag); --force reads them again"
         )
     if result.plan.options_changed:
-        say(
+        notes.append(
             f"read {len(result.plan.options_changed)} unchanged source(s) again: --benchmark, "
             "--layout, --agent or --run-name differ from their last ingest"
         )
     if result.runs_unchanged:
-        say(f"{result.runs_unchanged} run(s) re-read with the same content: their tables were kept")
+        notes.append(
+            f"{result.runs_unchanged} run(s) re-read with the same content: their tables were kept"
+        )
     if result.runs_dropped:
-        say(
+        notes.append(
             f"dropped {result.runs_dropped} run(s) no longer found in their source "
             "(with their scores)"
         )
     if result.compacted:
-        say(f"packed {result.compacted} small file(s) into larger ones")
-    say(
+        notes.append(f"packed {result.compacted} small file(s) into larger ones")
+    notes.append(
         f"ingested {len(result.plan.todo)} of {len(sources)} source(s) into {options.warehouse} "
-        f"in {time.perf_counter() - started:.1f} s"
+        f"in {seconds:.1f} s"
     )
-    if report.unreadable_sources:
+    return notes
+
+
+def ingest_summary(done: Ingested) -> dict[str, Any]:
+    """The ingest as `--format json` prints it and the Python API returns it."""
+    r = done.result
+    counts = {
+        name: getattr(r, name)
+        for name in (
+            "files_seen", "task_folders", "runs_found", "runs_written", "runs_unchanged",
+            "runs_gone", "runs_dropped", "episodes", "steps", "traj_lines", "quarantined",
+            "llm_calls", "compacted", "engine",
+        )
+    }  # fmt: skip
+    return {
+        "warehouse": str(done.options.warehouse),
+        "sources": len(done.sources),
+        "sources_read": list(r.plan.todo),
+        "sources_unchanged": list(r.plan.unchanged),
+        **counts,
+        "per_source": done.report.per_source,
+        "quarantined_by_reason": done.report.quarantined_by_reason,
+        "unreadable_sources": done.report.unreadable_sources,
+        "seconds": round(done.seconds, 3),
+    }
+
+
+def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+    try:
+        done = ingest(IngestOptions.from_args(args, beam_args))
+    except NothingIngested as exc:
+        say(exc.report.text)
+        raise
+    if getattr(args, "format", "table") == "json":
+        say(json.dumps(ingest_summary(done), indent=2, default=str), "json")
+    else:
+        say(done.report.text)
+        for note in done.notes:
+            say(note)
+    if done.report.unreadable_sources:
         say(
-            f"deskscore ingest: {report.unreadable_sources} source(s) could not be read (see above); "
-            "the others were ingested",
+            f"deskscore ingest: {done.report.unreadable_sources} source(s) could not be read "
+            "(see above); the others were ingested",
             file=sys.stderr,
         )
         return 1

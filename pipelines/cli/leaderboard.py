@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from deskscore.pipelines.cli.args import warehouse_arg
+from deskscore.pipelines.cli.args import runs_arg, warehouse_arg
 from deskscore.pipelines.cli.breakdowns import BY, LEVEL_SOURCES, SPLITS, breakdown_text
 from deskscore.pipelines.cli.columns import leaderboard_columns
 from deskscore.pipelines.cli.common import UserError, existing_warehouse
@@ -26,10 +26,16 @@ from deskscore.pipelines.cli.intervals import (
     table_rows,
 )
 from deskscore.pipelines.cli.output import FORMATS, printable, render, say
-from deskscore.pipelines.cli.scored import configuration, where
+from deskscore.pipelines.cli.scored import configuration, only_runs, where
 from deskscore.scorers.config import COMPAT_MODES, HUMAN_VERSIONS, ScoreConfig
 
 _CHOSEN = "default: the only one scored, else"
+
+S_RULE = (
+    "S: the step budget WES- and WES divide by, S = max(--max-steps-scoring, the run's longest "
+    "t_agent)"
+)
+"""Printed under each leaderboard table, where S is shown."""
 
 
 def add_parser(sub: Any) -> None:
@@ -79,6 +85,7 @@ def add_parser(sub: Any) -> None:
         choices=SPLITS,
         help="with --by level|app|domain: one DeskCraft split (default all)",
     )
+    runs_arg(p, "show")
     p.add_argument(
         "--trials",
         action="store_true",
@@ -117,8 +124,9 @@ def leaderboard_text(
     max_steps_scoring: int | None = None,
     compat: str | None = None,
     ci: str = "none",
+    runs: Sequence[str] = (),
 ) -> str:
-    """The leaderboard of one configuration, rendered: titled tables (one per benchmark) with
+    """The leaderboard of one configuration (of `runs` only, when given), rendered: titled tables (one per benchmark) with
     their notes, or one csv/json table with a benchmark and a note column; `ci` adds each
     figure's interval (pipelines.cli.intervals). UserError when the configuration was never
     scored."""
@@ -134,6 +142,7 @@ def leaderboard_text(
         compat=compat,
     )
     condition, params = where(config)
+    condition, params = only_runs(condition, params, runs)
     columns = leaderboard_columns()
     found = bounds(con, condition, params, DEFAULT_METHOD) if ci != "none" else {}
     if fmt in {"csv", "json"}:
@@ -169,7 +178,7 @@ def leaderboard_text(
         table = render(headers, shown, fmt)
         label = [c for c, _ in columns].index("label")
         notes = _notes([(r[label], r[-2]) for r in rows])
-        sections.append("\n".join([named, table, *notes]))
+        sections.append("\n".join([named, table, S_RULE, *notes]))
     return "\n\n".join(sections)
 
 
@@ -192,11 +201,13 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
                 split=args.split,
                 **chosen,
                 ci=args.ci,
+                runs=args.runs or (),
             ),
             args.format,
         )
         return 0
-    say(leaderboard_text(args.warehouse, args.format, **chosen, ci=args.ci), args.format)
+    text = leaderboard_text(args.warehouse, args.format, **chosen, ci=args.ci, runs=args.runs or ())
+    say(text, args.format)
     return 0
 
 

@@ -6,16 +6,16 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from deskscore.pipelines.cli.args import warehouse_arg
+from deskscore.pipelines.cli.args import format_arg, runs_arg, warehouse_arg
 from deskscore.pipelines.cli.common import UserError, existing_warehouse
-from deskscore.pipelines.cli.output import FORMATS, render, say
+from deskscore.pipelines.cli.output import render, say
 
 WORST_EPISODES_SQL = """
 WITH
 worst AS (
     SELECT run_id, agent, domain, task_id, executed_steps, looping_steps, looping_share
     FROM episode_loops
-    WHERE looping_steps > 0 AND (CAST($run_id AS VARCHAR) IS NULL OR run_id = $run_id)
+    WHERE looping_steps > 0 AND (CAST($runs AS VARCHAR[]) IS NULL OR list_contains($runs, run_id))
     ORDER BY looping_steps DESC, looping_share DESC, run_id, domain, task_id
     LIMIT $top
 )
@@ -59,7 +59,11 @@ _EPISODE_COLUMNS = 7
 
 
 def worst_episodes_text(
-    warehouse: str, *, run_id: str | None = None, top: int = 10, fmt: str = "table"
+    warehouse: str,
+    *,
+    run_id: str | Sequence[str] | None = None,
+    top: int = 10,
+    fmt: str = "table",
 ) -> str:
     """The `top` episodes with the most looping steps, with their spans, rendered in `fmt`.
 
@@ -69,7 +73,8 @@ def worst_episodes_text(
     from deskscore.sql import connect
 
     con = connect(warehouse)
-    rows = con.execute(WORST_EPISODES_SQL, {"run_id": run_id, "top": max(0, int(top))}).fetchall()
+    runs = [run_id] if isinstance(run_id, str) else (list(run_id) if run_id else None)
+    rows = con.execute(WORST_EPISODES_SQL, {"runs": runs, "top": max(0, int(top))}).fetchall()
     out: list[list[object]] = []
     previous = None
     for row in rows:
@@ -88,9 +93,9 @@ def worst_episodes_text(
 def add_parser(sub: Any) -> None:
     p = sub.add_parser("loops", help="list the episodes that loop most, with their loop spans")
     warehouse_arg(p)
-    p.add_argument("--run", help="only this run id")
+    runs_arg(p, "list")
     p.add_argument("--top", type=int, default=10, help="how many episodes (default 10)")
-    p.add_argument("--format", default="table", choices=FORMATS)
+    format_arg(p)
     p.set_defaults(handler=run)
 
 
@@ -103,7 +108,7 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         raise UserError(
             f"loops are found by scoring: run 'deskscore score --warehouse {root}' first"
         )
-    text = worst_episodes_text(str(root), run_id=args.run, top=args.top, fmt=args.format)
+    text = worst_episodes_text(str(root), run_id=args.runs, top=args.top, fmt=args.format)
     say(text, args.format)
     return 0
 

@@ -16,10 +16,17 @@ import sys
 from collections.abc import Sequence
 
 COMMANDS = (
-    "ingest", "score", "cost", "hash", "loops", "sql", "check", "leaderboard", "report",
-    "judge", "collect", "sandbox", "demo", "compare", "view",
+    "ingest", "score", "cost", "hash", "loops", "sql", "export", "check", "leaderboard",
+    "report", "judge", "collect", "sandbox", "demo", "compare", "view",
 )  # fmt: skip
 """The subcommands, in the order `--help` lists them: modules of deskscore.pipelines.cli."""
+
+NEEDS = {
+    "report": ("matplotlib", "deskscore report (its charts)"),
+    "sandbox": ("docker", "deskscore sandbox (the Docker engine's client)"),
+}
+"""Commands that need an extra whatever their options (pipelines.infra.extras); `collect`
+checks its own (the Docker client for --provider docker only)."""
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -38,10 +45,37 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "Apache Beam's own options on (e.g. --runner=FlinkRunner; whatever follows -- goes to "
         "Beam as given); any other option a command does not know is an error.",
     )
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True)
     for name in names:
         importlib.import_module(f"deskscore.pipelines.cli.{name}").add_parser(sub)
+    from deskscore.pipelines.cli.args import digits_arg
+
+    for command in sub.choices.values():  # every command's tables
+        digits_arg(command)
     return parser
+
+
+class _Version(argparse.Action):
+    """--version, looked up only when asked (reading the metadata costs every start)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **_: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"deskscore {version()}")
+        parser.exit()
+
+
+def version() -> str:
+    """The installed distribution's version."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("deskscore")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return "unknown (not installed)"
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
@@ -49,9 +83,11 @@ def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from deskscore.pipelines.cli import common, output, settings
     from deskscore.pipelines.cli.beam_options import beam_args as split_beam_args
     from deskscore.pipelines.cli.common import UserError
     from deskscore.pipelines.cli.output import say
+    from deskscore.pipelines.infra.extras import MissingExtra, require
     from deskscore.pipelines.infra.runner import RunnerUnavailable, check_runner, runner_args
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -67,10 +103,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = _subparsers(parser).choices[args.command]
     beam_args = split_beam_args(command, args.command, getattr(args, "beam", False), unknown, after)
     try:
+        settings.apply(args)
+        common.WAREHOUSE_FROM[:] = [getattr(args, "warehouse_from", "--warehouse")]
+        output.DIGITS[:] = [args.digits]
+        if args.command in NEEDS:
+            require(*NEEDS[args.command])
         if getattr(args, "beam", False):
             check_runner(runner_args(beam_args, None))  # before the warehouse is touched
         return args.handler(args, beam_args)
-    except (UserError, RunnerUnavailable) as exc:
+    except (UserError, RunnerUnavailable, MissingExtra, settings.SettingsError) as exc:
         say(f"deskscore {args.command}: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
@@ -81,4 +122,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main", "version"]

@@ -63,7 +63,21 @@ def say(text: str, fmt: str = "table", file: TextIO | None = None) -> None:
     print(out, file=file if file is not None else sys.stdout)
 
 
-def _cell(value: Any, digits: int = 2) -> str:
+DIGITS: list[int | None] = [None]
+"""The decimals tables show, as --digits or deskscore.toml set them (None: DEFAULT_DIGITS);
+pipelines.cli.main sets it once per command."""
+DEFAULT_DIGITS = 2
+
+
+def decimals(value: float, digits: int) -> int:
+    """How many decimals show `value`: `digits`, or more when `digits` would round a non-zero
+    value to zero (then its first two significant digits show: 0.00042, not 0.00)."""
+    if value == 0 or not math.isfinite(value) or round(abs(value), digits) != 0:
+        return digits
+    return max(digits, 1 - math.floor(math.log10(abs(value))))
+
+
+def _cell(value: Any, digits: int = DEFAULT_DIGITS) -> str:
     """A value as the exact text of a csv cell."""
     if value is None:
         return ""
@@ -72,7 +86,7 @@ def _cell(value: Any, digits: int = 2) -> str:
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"
-        return f"{value:.{digits}f}"
+        return f"{value:.{decimals(value, digits)}f}"
     if isinstance(value, datetime | date):
         return value.isoformat()
     return str(value)
@@ -87,9 +101,15 @@ def _json_value(value: Any) -> Any:
 
 
 def render(
-    columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str = "table", digits: int = 2
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    fmt: str = "table",
+    digits: int | None = None,
 ) -> str:
-    """`rows` under `columns` as text in `fmt`; numbers right-aligned in tables."""
+    """`rows` under `columns` as text in `fmt`; numbers right-aligned in tables, with `digits`
+    decimals (default: the --digits setting, else 2; a non-zero figure never shows as 0)."""
+    if digits is None:
+        digits = DIGITS[-1] if DIGITS[-1] is not None else DEFAULT_DIGITS
     if fmt == "json":
         return json.dumps(
             [{c: _json_value(v) for c, v in zip(columns, row, strict=True)} for row in rows],
@@ -138,6 +158,6 @@ def render(
     return "\n".join(out)
 
 
-def render_relation(relation: Any, fmt: str = "table", digits: int = 2) -> str:
+def render_relation(relation: Any, fmt: str = "table", digits: int | None = None) -> str:
     """A DuckDB relation rendered with `render`."""
     return render(relation.columns, relation.fetchall(), fmt, digits)

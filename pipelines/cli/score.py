@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Sequence
 from typing import Any
 
+from deskscore.pipelines.cli.args import summary_format_arg
 from deskscore.pipelines.cli.common import UserError, existing_warehouse, writing
 from deskscore.pipelines.cli.output import say
 from deskscore.pipelines.options import ScoreOptions, add_options
@@ -16,6 +18,7 @@ def add_parser(sub: Any) -> None:
         "score", help="compute episode and run scores (success, WES+, WES-, WES, step ratios)"
     )
     add_options(p, ScoreOptions)
+    summary_format_arg(p)
     p.set_defaults(handler=run, beam=True)
 
 
@@ -42,54 +45,84 @@ def unmatched_runs(options: ScoreOptions) -> list[str]:
     return [label for (label,) in rows.fetchall()]
 
 
-def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+def score(options: ScoreOptions) -> dict[str, Any]:
+    """Score the warehouse under `options` (the score job, with the writer lock held) and
+    return its summary: what `--format json` prints and the Python API returns."""
+    from dataclasses import asdict
+
     from deskscore.pipelines.jobs.score import IncompleteJob, run_score
     from deskscore.scorers.cost import PriceError
 
-    options = ScoreOptions.from_args(args, beam_args)
     existing_warehouse(options.warehouse)
     try:
         with writing(options.warehouse, "score", options.wait, ["runs scored"]):
             result = run_score(options)
     except (PriceError, IncompleteJob) as exc:
         raise UserError(str(exc)) from None
-    say(
-        f"scored {result.runs_scored} run(s), {result.episodes_scored} episodes "
-        f"({options.config.describe()})"
-    )
-    if result.runs_unchanged:
-        say(
-            f"{result.runs_unchanged} run(s) unchanged since they were last scored this way: "
+    config = options.config
+    return {
+        "warehouse": str(options.warehouse),
+        "configuration": {
+            "human_version": config.human_version,
+            "max_steps_scoring": config.max_steps_scoring,
+            "compat": config.compat,
+        },
+        "described": config.describe(),
+        **asdict(result),
+        "unmatched_runs": unmatched_runs(options),
+        "costs": options.costs,
+    }
+
+
+def summary_lines(s: dict[str, Any], compat: str, human_version: str) -> list[str]:
+    """The summary as people read it."""
+    lines = [
+        f"scored {s['runs_scored']} run(s), {s['episodes_scored']} episodes ({s['described']})"
+    ]
+    if s["runs_unchanged"]:
+        lines.append(
+            f"{s['runs_unchanged']} run(s) unchanged since they were last scored this way: "
             "kept (--force scores them again)"
         )
-    unmatched = unmatched_runs(options)
+    unmatched = s["unmatched_runs"]
     if unmatched:
         what = (
             "are 0, as OSWorld-Human's score.py computes them"
-            if options.compat == "osworld-human"
+            if compat == "osworld-human"
             else "are left empty"
         )
-        say(
-            f"{len(unmatched)} run(s) matched no task of OSWorld-Human {options.human_version} "
+        lines.append(
+            f"{len(unmatched)} run(s) matched no task of OSWorld-Human {human_version} "
             f"({', '.join(unmatched)}): their figures over the N human tasks {what} (see the "
             "leaderboard's notes)"
         )
-    if options.costs:
-        unpriced = result.calls_unpriced
-        say(
-            f"priced {result.calls_priced} model call(s)"
+    if s["costs"]:
+        unpriced = s["calls_unpriced"]
+        lines.append(
+            f"priced {s['calls_priced']} model call(s)"
             + (f"; {unpriced} without a price (see 'deskscore cost')" if unpriced else "")
         )
-    if result.trial_groups:
-        say(
-            f"trial figures (pass@k, pass^k) of {result.trial_groups} group(s) of several "
+    if s["trial_groups"]:
+        lines.append(
+            f"trial figures (pass@k, pass^k) of {s['trial_groups']} group(s) of several "
             "trials: 'deskscore leaderboard --trials'"
         )
-    disagree = result.verdicts_disagree
-    say(
-        f"verdicts: {result.verdicts_archived} archived, "
-        f"{result.verdicts_recomputed} recomputed offline, {disagree} disagreeing "
+    disagree = s["verdicts_disagree"]
+    lines.append(
+        f"verdicts: {s['verdicts_archived']} archived, "
+        f"{s['verdicts_recomputed']} recomputed offline, {disagree} disagreeing "
         "with result.txt"
         + (" (see 'deskscore sql \"SELECT * FROM verdict_disagreements\"')" if disagree else "")
     )
+    return lines
+
+
+def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
+    options = ScoreOptions.from_args(args, beam_args)
+    summary = score(options)
+    if getattr(args, "format", "table") == "json":
+        say(json.dumps(summary, indent=2), "json")
+        return 0
+    for line in summary_lines(summary, options.compat, options.human_version):
+        say(line)
     return 0

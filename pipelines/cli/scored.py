@@ -102,6 +102,18 @@ def configuration(
     return config
 
 
+def only_runs(
+    condition: str, params: dict[str, Any], runs: Sequence[str], alias: str = ""
+) -> tuple[str, dict[str, Any]]:
+    """`condition` narrowed to the run ids `runs` (repeatable --run), unless it is empty."""
+    if not runs:
+        return condition, params
+    prefix = f"{alias}." if alias else ""
+    return f"{condition} AND {prefix}run_id IN (SELECT unnest($runs))", params | {
+        "runs": list(runs)
+    }
+
+
 def where(config: ScoreConfig, alias: str = "") -> tuple[str, dict[str, Any]]:
     """A SQL condition (and its parameters) selecting `config`'s rows of a view (its columns
     qualified by `alias`, when given)."""

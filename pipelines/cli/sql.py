@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,18 @@ def add_parser(sub: Any) -> None:
         "EXPORT DATABASE, ATTACH) and read them back, in one folder: --out, or "
         f"<warehouse>/{EXPORTS}. Relative paths in the query are taken from that folder.",
     )
-    p.add_argument("query", help='SQL, e.g. "SELECT * FROM leaderboard"')
+    p.add_argument(
+        "query",
+        nargs="?",
+        help='SQL, e.g. "SELECT * FROM leaderboard"; without it (and without -f), DuckDB\'s own '
+        "shell opens on the views, read-only (needs the duckdb program on the PATH)",
+    )
+    p.add_argument(
+        "-f",
+        "--file",
+        metavar="FILE",
+        help="read the SQL from FILE ('-': standard input) instead of the command line",
+    )
     warehouse_arg(p)
     p.add_argument(
         "--write",
@@ -89,12 +101,57 @@ def _refusal(exc: BaseException, folder: Path | None, warehouse: Path) -> str:
     )
 
 
+SHELL = "duckdb"
+"""DuckDB's command-line program (not part of pip's duckdb)."""
+
+
+def query_text(args: argparse.Namespace) -> str | None:
+    """The SQL to run: the argument, or FILE's text with -f; None for the shell."""
+    if args.file is None:
+        return args.query
+    if args.query is not None:
+        raise UserError("give the query on the command line or with -f FILE, not both")
+    if args.file == "-":
+        return sys.stdin.read()
+    try:
+        return Path(args.file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"-f {args.file}: cannot read it ({exc})") from None
+
+
+def open_shell(root: Path) -> int:
+    """DuckDB's shell on the views, read-only (sql.shell); UserError when it is not installed."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    from deskscore.sql.shell import init_script
+
+    program = shutil.which(SHELL)
+    if program is None:
+        raise UserError(
+            "no query given, and DuckDB's shell (the 'duckdb' program) is not on the PATH: "
+            "pip's duckdb has none. Install the DuckDB CLI (duckdb.org/docs/installation) for "
+            'an interactive session, or pass the query: deskscore sql "SELECT ...", or -f FILE'
+        )
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", prefix="deskscore-shell-") as init:
+        init.write(init_script(root))
+        init.flush()
+        return subprocess.call([program, "-init", init.name, ":memory:"])
+
+
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     import duckdb
 
     from deskscore.sql.confine import confined_connect
 
     root = existing_warehouse(args.warehouse)
+    query = query_text(args)
+    if query is None:
+        if args.write or args.out is not None:
+            raise UserError("--write and --out go with a query: the shell is read-only")
+        return open_shell(root)
+    args.query = query
     folder = None
     if args.write:
         folder = export_folder(root, args.out)

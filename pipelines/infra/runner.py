@@ -121,6 +121,9 @@ def pipeline(
     the GIL, so threads give no speed-up here while processes use every core (see
     benchmarks/batch.py). --direct_num_workers and --direct_running_mode still win.
     """
+    from deskscore.pipelines.infra.extras import require
+
+    require("apache_beam", "a Beam pipeline (--engine beam, or Beam's options such as --runner)")
     import apache_beam as beam
     from apache_beam.options.pipeline_options import (
         DirectOptions,
@@ -232,6 +235,9 @@ def run_stages(
             with local_pool(local_workers(len(elements), workers)) as own:
                 own.run_stages(stages, elements)
         return used
+    from deskscore.pipelines.infra.extras import require
+
+    require("apache_beam", "a Beam pipeline (--engine beam, or Beam's options such as --runner)")
     import apache_beam as beam
 
     from deskscore.pipelines.infra.beam_stages import Stages

@@ -18,3 +18,11 @@ def test_warehouse_is_declared_as_the_jobs_declare_it() -> None:
     add_options(jobs, JobOptions, skip=("wait",))
     assert _declared(ours) == _declared(jobs)
     assert "--warehouse" in ours.format_help()
+
+
+def test_the_settings_defaults_are_the_jobs_defaults() -> None:
+    from deskscore.pipelines import options
+    from deskscore.pipelines.cli import settings
+
+    assert settings.DEFAULT_WAREHOUSE == options.DEFAULT_WAREHOUSE
+    assert settings.DEFAULT_WAIT == options.DEFAULT_WAIT

@@ -41,7 +41,7 @@ def test_repricing_writes_nothing_while_another_job_holds_the_writer_lock(
     assert before
     capsys.readouterr()
     with writer_lock(wh, "another job"):
-        assert main(["cost", "--warehouse", str(wh), "--prices", str(cheaper)]) == 2
+        assert main(["cost", "--warehouse", str(wh), "--prices", str(cheaper), "--wait", "0"]) == 2
     assert "another deskscore job (pid" in capsys.readouterr().err
     assert _cost_files(wh) == before
     assert main(["cost", "--warehouse", str(wh), "--prices", str(cheaper)]) == 0

@@ -87,21 +87,28 @@ def test_leaderboard_filters_and_prints_csv(demo, capsys) -> None:
 
 def test_the_leaderboard_of_a_configuration_never_scored_says_so(demo, capsys) -> None:
     _, wh = demo
-    assert main(["leaderboard", "--warehouse", wh]) == 0  # the demo's S >= 50, the only one
+    assert main(["leaderboard", "--warehouse", wh]) == 0  # the demo's floor 50, the only one
     assert capsys.readouterr().out.splitlines()[0] == (
-        "Leaderboard (OSWorld-Human verified, S >= 50, deskscore rules)"
+        "Leaderboard (OSWorld-Human verified, step budget S = max(50, longest run), deskscore rules)"
     )
     assert main(["leaderboard", "--warehouse", wh, "--max-steps-scoring", "15"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""  # no empty table
-    assert "no figures for OSWorld-Human verified, S >= 15, deskscore rules" in captured.err
-    assert "It holds figures for: OSWorld-Human verified, S >= 50, deskscore rules" in captured.err
+    assert (
+        "no figures for OSWorld-Human verified, step budget S = max(15, longest run), deskscore rules"
+        in captured.err
+    )
+    assert (
+        "It holds figures for: OSWorld-Human verified, step budget S = max(50, longest run), deskscore rules"
+        in captured.err
+    )
     assert f"deskscore score --warehouse {wh} --human-version verified --max-steps-scoring 15" in (
         captured.err
     )
     assert main(["leaderboard", "--warehouse", wh, "--by", "app", "--compat", "osworld-human"]) == 2
-    assert "no figures for OSWorld-Human verified, S >= 50, osworld-human rules" in (
-        capsys.readouterr().err
+    assert (
+        "no figures for OSWorld-Human verified, step budget S = max(50, longest run), osworld-human rules"
+        in (capsys.readouterr().err)
     )
 
 

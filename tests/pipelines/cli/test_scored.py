@@ -41,8 +41,11 @@ def test_an_empty_warehouse_chooses_the_defaults() -> None:
 def test_the_message_names_what_was_scored_and_the_command_that_scores_the_rest() -> None:
     held = [ScoreConfig("verified", 50, "deskscore")]
     text = not_scored("W", ScoreConfig("verified", 15, "deskscore"), held)
-    assert "no figures for OSWorld-Human verified, S >= 15, deskscore rules in W" in text
-    assert "OSWorld-Human verified, S >= 50, deskscore rules (--human-version verified " \
+    assert (
+        "no figures for OSWorld-Human verified, step budget S = max(15, longest run), deskscore rules in W"
+        in text
+    )
+    assert "OSWorld-Human verified, step budget S = max(50, longest run), deskscore rules (--human-version verified " \
         "--max-steps-scoring 50 --compat deskscore)" in text  # fmt: skip
     assert "'deskscore score --warehouse W --human-version verified --max-steps-scoring 15 " \
         "--compat deskscore'" in text  # fmt: skip

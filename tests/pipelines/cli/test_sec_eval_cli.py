@@ -135,7 +135,10 @@ def test_under_the_original_rules_they_are_zero_and_the_note_says_so(sec: dict) 
 def test_the_printed_leaderboard_names_both_success_rates_and_prints_the_note(sec: dict) -> None:
     text = _main("leaderboard", "--warehouse", sec["wh"])
     lines = text.splitlines()
-    assert lines[0] == "Leaderboard (OSWorld-Human verified, S >= 15, deskscore rules)"
+    assert (
+        lines[0]
+        == "Leaderboard (OSWorld-Human verified, step budget S = max(15, longest run), deskscore rules)"
+    )
     assert "OSWorld-Human %" in lines[1] and "show_result %" in lines[1]
     assert "run %" not in lines[1] and "OSWorld %" not in lines[1]
     assert lines[-2] == "notes:" and lines[-1].startswith("  claude-cu: none of the 20 task(s)")
@@ -148,4 +151,7 @@ def test_score_says_which_runs_matched_no_human_task(sec: dict) -> None:
         "1 run(s) matched no task of OSWorld-Human verified (claude-cu): their figures over the "
         "N human tasks are left empty" in sec["score_out"]
     )
-    assert "(OSWorld-Human verified, S >= 15, deskscore rules)" in sec["score_out"]
+    assert (
+        "(OSWorld-Human verified, step budget S = max(15, longest run), deskscore rules)"
+        in sec["score_out"]
+    )

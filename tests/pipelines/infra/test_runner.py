@@ -101,8 +101,9 @@ def test_the_dask_extra_installs_beams_dask_runner_for_the_pinned_beam() -> None
     import tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    beam = next(d for d in project["dependencies"] if d.startswith("apache-beam"))
-    extra = project["optional-dependencies"]["dask"]
+    extras = project["optional-dependencies"]
+    beam = next(d for d in extras["beam"] if d.startswith("apache-beam"))  # the beam extra's
+    extra = extras["dask"]
     assert beam.replace("apache-beam", "apache-beam[dask]") in extra
     assert {d.split(">")[0] for d in extra} >= {"dask", "distributed"}
 

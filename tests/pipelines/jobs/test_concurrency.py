@@ -77,9 +77,13 @@ def test_two_ingests_at_once_one_refuses_clearly_and_waiting_gives_the_same_tabl
 
     shared = tmp_path / "shared"
     with writer_lock(shared, "ingest (another team member)"):
-        assert main(["ingest", *sources, "--warehouse", str(shared)]) == 2
-    err = capsys.readouterr().err
-    assert "another deskscore job" in err and "another team member" in err and "--wait" in err
+        assert main(["ingest", *sources, "--warehouse", str(shared), "--wait", "0"]) == 2
+        err = capsys.readouterr().err
+        assert "another deskscore job" in err and "another team member" in err and "--wait" in err
+        assert "waiting" not in err
+        assert main(["ingest", *sources, "--warehouse", str(shared), "--wait", "0.3"]) == 2
+        err = capsys.readouterr().err  # a wait says whom it waits for, then gives up
+        assert "another team member" in err and "waiting up to 0.3 s" in err
 
     first = subprocess.Popen(
         _deskscore("ingest", *sources, "--warehouse", str(shared), "--wait", "120")

@@ -139,7 +139,7 @@ def test_a_warehouse_of_both_benchmarks_prints_each_titled(
     sections = capsys.readouterr().out.split("\n\n")
     titles = [s.splitlines()[0] for s in sections]
     assert titles == [
-        "OSWorld runs by domain (OSWorld-Human verified, S >= 15, deskscore rules)",
+        "OSWorld runs by domain (OSWorld-Human verified, step budget S = max(15, longest run), deskscore rules)",
         "DeskCraft runs by DeskCraft domain (split all, deskscore rules)",
     ]
     assert sections[0].rstrip().endswith("(10 rows)")  # one OSWorld run, ten domains

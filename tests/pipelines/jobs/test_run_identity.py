@@ -105,7 +105,10 @@ def test_run_name_and_agent_are_recorded_and_shown_on_the_leaderboard(
     assert (row["label"], row["agent"]) == ("feb-3", "atlas-swift")
     assert main(["leaderboard", "--warehouse", wh]) == 0
     text = capsys.readouterr().out
-    assert text.splitlines()[0] == "Leaderboard (OSWorld-Human verified, S >= 50, deskscore rules)"
+    assert (
+        text.splitlines()[0]
+        == "Leaderboard (OSWorld-Human verified, step budget S = max(50, longest run), deskscore rules)"
+    )
     header, _, line = text.splitlines()[1:4]
     assert header.split()[:2] == ["rank", "run"] and header.split()[-1] == "agent"
     assert line.split()[1] == "feb-3" and line.split()[-1] == "atlas-swift"

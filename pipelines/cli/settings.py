@@ -1,0 +1,118 @@
+"""Defaults a user sets once instead of on every command line: the warehouse, how long a job
+waits for another's writer lock, and the decimals tables show.
+
+Precedence: the command line, then the environment (`DESKSCORE_WAREHOUSE`), then the file
+`deskscore.toml` in the working folder, then the built-in default. The file holds top-level
+keys only, e.g.::
+
+    warehouse = "demo/warehouse"
+    wait = 60
+    digits = 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+CONFIG_FILE = "deskscore.toml"
+"""Read from the working folder when present."""
+WAREHOUSE_ENV = "DESKSCORE_WAREHOUSE"
+
+DEFAULT_WAREHOUSE = "warehouse"
+DEFAULT_WAIT = 600.0
+"""As pipelines.options' (a test keeps them the same): not imported from there, so that a
+command that only reads, such as `deskscore sql`, does not wait on every job's options."""
+DEFAULT_DIGITS = 2
+"""Decimals of the figures in tables (csv and json keep every digit)."""
+
+KEYS: dict[str, type] = {"warehouse": str, "wait": float, "digits": int}
+"""What deskscore.toml may set, and the type of each."""
+
+
+class SettingsError(ValueError):
+    """deskscore.toml cannot be used; the message says how to fix it."""
+
+
+def file_settings(folder: str | os.PathLike[str] = ".") -> dict[str, Any]:
+    """The settings of `folder`/deskscore.toml ({} without one), each checked against KEYS."""
+    import tomllib
+
+    path = Path(folder) / CONFIG_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"{path}: not valid TOML ({exc}); fix or remove it") from None
+    unknown = sorted(set(data) - set(KEYS))
+    if unknown:
+        raise SettingsError(
+            f"{path}: unknown setting(s) {', '.join(unknown)}; it may set {', '.join(KEYS)}"
+        )
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        kind = KEYS[key]
+        ok = isinstance(value, kind) or (kind is float and isinstance(value, int))
+        if not ok or isinstance(value, bool):
+            raise SettingsError(f"{path}: {key} must be a {kind.__name__}, not {value!r}")
+        out[key] = kind(value)
+    return out
+
+
+def resolved(
+    key: str,
+    given: Any = None,
+    env: Mapping[str, str] | None = None,
+    folder: str | os.PathLike[str] = ".",
+) -> Any:
+    """The value of setting `key`: `given` (the command line's) unless None, else the
+    environment's (warehouse only), else deskscore.toml's, else the built-in default."""
+    if given is not None:
+        return given
+    env = os.environ if env is None else env
+    if key == "warehouse" and env.get(WAREHOUSE_ENV):
+        return env[WAREHOUSE_ENV]
+    from_file = file_settings(folder)
+    if key in from_file:
+        return from_file[key]
+    return {"warehouse": DEFAULT_WAREHOUSE, "wait": DEFAULT_WAIT, "digits": DEFAULT_DIGITS}[key]
+
+
+def warehouse_source(given: str | None = None) -> str:
+    """Where the warehouse setting came from, for an error message that says what to change."""
+    if given is not None:
+        return "--warehouse"
+    if os.environ.get(WAREHOUSE_ENV):
+        return f"${WAREHOUSE_ENV}"
+    if "warehouse" in file_settings():
+        return CONFIG_FILE
+    return f"the default (pass --warehouse, set ${WAREHOUSE_ENV}, or write {CONFIG_FILE})"
+
+
+def apply(args: argparse.Namespace) -> None:
+    """Fill the settings a parsed command line left unset (None) from the environment,
+    deskscore.toml or the defaults; remember which the warehouse came from."""
+    for key in KEYS:
+        if hasattr(args, key):
+            if key == "warehouse":
+                args.warehouse_from = warehouse_source(args.warehouse)
+            setattr(args, key, resolved(key, getattr(args, key)))
+
+
+__all__ = [
+    "CONFIG_FILE",
+    "DEFAULT_DIGITS",
+    "DEFAULT_WAIT",
+    "DEFAULT_WAREHOUSE",
+    "KEYS",
+    "WAREHOUSE_ENV",
+    "SettingsError",
+    "apply",
+    "file_settings",
+    "resolved",
+    "warehouse_source",
+]

@@ -1,0 +1,154 @@
+"""`deskscore export`: views, tables and queries to Parquet, CSV, JSON and a Hugging Face
+datasets folder, through the same confinement as `deskscore sql`."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from deskscore.pipelines.cli.main import main
+from deskscore.sql import connect
+
+
+@pytest.fixture(scope="module")
+def warehouse(small_archive: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("export") / "wh"
+    sources = [str(small_archive["results"]), str(small_archive["zip"])]
+    assert main(["ingest", *sources, "--warehouse", str(root), "--engine", "direct"]) == 0
+    assert main(["score", "--warehouse", str(root), "--engine", "direct"]) == 0
+    return root
+
+
+def _rows(warehouse: Path, sql: str) -> list[tuple]:
+    return connect(warehouse).sql(sql).fetchall()
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "json"])
+def test_a_view_exports_with_every_row_and_column(warehouse: Path, tmp_path: Path, fmt: str):
+    out = tmp_path / f"runs.{fmt}"
+    assert main(["export", "run_scores", "--warehouse", str(warehouse), "--format", fmt,
+                 "--out", str(out)]) == 0  # fmt: skip
+    expected = _rows(warehouse, "SELECT run_id, n_tasks_run FROM run_scores ORDER BY run_id")
+    if fmt == "parquet":
+        got = pq.read_table(out).select(["run_id", "n_tasks_run"]).to_pylist()
+        got = [(r["run_id"], r["n_tasks_run"]) for r in got]
+    elif fmt == "csv":
+        with out.open() as f:
+            got = [(r["run_id"], int(r["n_tasks_run"])) for r in csv.DictReader(f)]
+    else:
+        got = [(r["run_id"], r["n_tasks_run"]) for r in json.loads(out.read_text())]
+    assert sorted(got) == expected
+
+
+def test_a_query_exports_its_rows(warehouse: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "q.parquet"
+    query = "SELECT domain, count(*) AS n FROM episodes GROUP BY domain ORDER BY domain"
+    assert main(["export", query, "--warehouse", str(warehouse), "--out", str(out),
+                 "--summary", "json"]) == 0  # fmt: skip
+    [summary] = json.loads(capsys.readouterr().out)
+    assert summary["name"] == "query_1" and summary["rows"] == pq.read_metadata(out).num_rows
+    assert [tuple(r.values()) for r in pq.read_table(out).to_pylist()] == _rows(warehouse, query)
+
+
+def test_a_query_cannot_write_outside_the_output_folder(
+    warehouse: Path, tmp_path: Path, capsys
+) -> None:
+    outside = tmp_path / "elsewhere.csv"
+    sql = f"SELECT 1 AS x; COPY (SELECT 1) TO '{outside}'"
+    out = tmp_path / "out" / "x.csv"
+    assert main(["export", sql, "--warehouse", str(warehouse), "--format", "csv",
+                 "--out", str(out)]) == 2  # fmt: skip
+    assert not outside.exists() and not out.exists()
+    assert "reads the warehouse through its views only" in capsys.readouterr().err
+
+
+def test_an_export_beside_the_warehouse_cannot_write_into_it(
+    warehouse: Path, tmp_path: Path, capsys
+) -> None:
+    """The output's folder may hold the warehouse (the working folder, say): the query still
+    writes in a fresh folder of its own only."""
+    before = {p: p.read_bytes() for p in warehouse.rglob("*") if p.is_file()}
+    victim = next(p for p in before if p.suffix == ".parquet")
+    sql = f"SELECT 1 AS x; COPY (SELECT 1) TO '{victim}' (FORMAT parquet)"
+    beside = warehouse.parent / "beside.csv"
+    assert main(["export", sql, "--warehouse", str(warehouse), "--format", "csv",
+                 "--out", str(beside)]) == 2  # fmt: skip
+    assert {p: p.read_bytes() for p in warehouse.rglob("*") if p.is_file()} == before
+    assert main(["export", "runs", "--warehouse", str(warehouse), "--format", "csv",
+                 "--out", str(beside)]) == 0  # fmt: skip
+    assert "run_id" in beside.read_text().splitlines()[0].split(",")
+    assert not [p for p in warehouse.parent.iterdir() if p.name.startswith(".deskscore-export")]
+
+
+def test_export_refuses_the_warehouse_folder_and_bad_items(
+    warehouse: Path, tmp_path: Path, capsys
+) -> None:
+    before = sorted(p.name for p in warehouse.rglob("*"))
+    args = ["export", "runs", "--warehouse", str(warehouse)]
+    assert main([*args, "--out", str(warehouse / "tables" / "x.parquet")]) == 2
+    assert "warehouse's folder" in capsys.readouterr().err
+    assert main(["export", "no_such_view", "--warehouse", str(warehouse),
+                 "--out", str(tmp_path / "x.parquet")]) == 2  # fmt: skip
+    assert "no_such_view" in capsys.readouterr().err
+    assert main(["export", "runs", "episodes", "--warehouse", str(warehouse),
+                 "--out", str(tmp_path / "x.parquet")]) == 2  # fmt: skip
+    assert "one file" in capsys.readouterr().err
+    assert sorted(p.name for p in warehouse.rglob("*")) == before
+
+
+def _front_matter(card: str) -> list[dict[str, str]]:
+    """The configs of a dataset card's YAML header, read by the documented convention:
+    `configs:` then `- config_name:` items, each with `data_files:` `- split:` `path:`."""
+    head = card.split("---\n")[1]
+    configs = []
+    for block in re.split(r"\n- config_name: ", head.split("configs:\n", 1)[1])[0:]:
+        name = block.removeprefix("- config_name: ").split("\n", 1)[0]
+        path = re.search(r'path: "([^"]+)"', block)
+        split = re.search(r"- split: (\w+)", block)
+        if path and split:
+            configs.append({"name": name, "split": split.group(1), "path": path.group(1)})
+    return configs
+
+
+def test_hf_export_is_a_folder_datasets_loads(warehouse: Path, tmp_path: Path) -> None:
+    out = tmp_path / "release"
+    query = "SELECT run_id, success_rate_run FROM run_scores ORDER BY run_id"
+    assert main(["export", "leaderboard", "episode_scores", query, "--format", "hf",
+                 "--warehouse", str(warehouse), "--out", str(out)]) == 0  # fmt: skip
+    card = (out / "README.md").read_text()
+    assert card.startswith("---\nconfigs:\n")
+    configs = _front_matter(card)
+    assert [c["name"] for c in configs] == ["leaderboard", "episode_scores", "query_3"]
+    for c in configs:
+        assert c["split"] == "train" and c["path"].startswith("data/")
+        assert pq.read_metadata(out / c["path"]).num_rows > 0
+    n_episodes = _rows(warehouse, "SELECT count(*) FROM episode_scores")[0][0]
+    assert pq.read_metadata(out / configs[1]["path"]).num_rows == n_episodes
+    try:  # Hugging Face's own loader, in a folder where the repo's datasets/ cannot shadow it
+        import importlib.util
+
+        found = importlib.util.find_spec("datasets")
+    except ValueError:
+        found = None
+    if found is None or "site-packages" not in str(found.origin):
+        pytest.skip("Hugging Face datasets is not installed (pip install datasets)")
+    code = (
+        "import json, sys, datasets\n"
+        "d = datasets.load_dataset(sys.argv[1], sys.argv[2], split='train')\n"
+        "print(json.dumps({'rows': d.num_rows, 'columns': d.column_names}))\n"
+    )
+    env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    loaded = subprocess.run(
+        [sys.executable, "-c", code, str(out), "episode_scores"],
+        capture_output=True, text=True, check=True, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    got = json.loads(loaded.stdout.strip().splitlines()[-1])
+    assert got["rows"] == n_episodes and "run_id" in got["columns"]
