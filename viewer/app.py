@@ -36,7 +36,7 @@ CSP = (
 HOSTS = ["127.0.0.1", "localhost"]
 
 LEADERBOARD_COLUMNS = (
-    ("success_rate_run_pct", "success %"),
+    ("success_rate_run_pct", "show_result %"),
     ("success_rate_human_pct", "OSWorld-Human %"),
     ("wes_plus_single_pct", "WES+ single"),
     ("wes_minus", "WES-"),
@@ -45,7 +45,7 @@ LEADERBOARD_COLUMNS = (
     ("median_task_s", "median task s"),
     ("n_tasks_run", "tasks run"),
     ("human_version", "human"),
-    ("max_steps_scoring", "S"),
+    ("max_steps_scoring", "step budget S"),
     ("compat", "rules"),
     ("agent", "agent"),
 )
