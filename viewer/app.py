@@ -23,6 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from deskscore.sql.cells import cell_text
 from deskscore.viewer.marks import screen_size, step_marks
 from deskscore.viewer.shots import Refused, Screenshots
 from deskscore.viewer.sql_page import SHOWN_ROWS, as_csv, run_query
@@ -52,14 +53,6 @@ LEADERBOARD_COLUMNS = (
 """(leaderboard column, header) as the viewer's leaderboard shows them."""
 
 
-def _fmt(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.2f}"
-    return str(value)
-
-
 def _int(value: str | None) -> int | None:
     try:
         return int(value) if value not in (None, "") else None
@@ -83,7 +76,7 @@ def create_app(warehouse: str | Path) -> Starlette:
             loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True
         )
     )
-    templates.env.filters["fmt"] = _fmt
+    templates.env.filters["fmt"] = cell_text
     templates.env.globals["qs"] = lambda **kw: urlencode({k: v for k, v in kw.items() if v})
 
     def page(request: Request, name: str, status: int = 200, **context: Any) -> Response:

@@ -18,6 +18,13 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any, TextIO
 
+from deskscore.sql.cells import DEFAULT_DIGITS, cell_text, decimals
+
+__all__ = [
+    "DEFAULT_DIGITS", "DIGITS", "EXACT_FORMATS", "FORMATS", "cell_text", "decimals", "printable",
+    "render", "render_relation", "say",
+]  # fmt: skip
+
 FORMATS = ("table", "csv", "json", "md")
 EXACT_FORMATS = ("csv", "json")
 """The formats for tools: their text is the data, control characters included."""
@@ -56,40 +63,16 @@ def printable(text: str, *, lines: bool = False) -> str:
     return (_CONTROL_IN_LINES if lines else _CONTROL).sub(_escaped, text)
 
 
+DIGITS: list[int | None] = [None]
+"""The decimals tables show, as --digits or deskscore.toml set them (None: DEFAULT_DIGITS);
+pipelines.cli.main sets it once per command."""
+
+
 def say(text: str, fmt: str = "table", file: TextIO | None = None) -> None:
     """Print a command's output: text for people with control characters escaped (its
     lines kept), csv and json exactly as rendered."""
     out = text if fmt in EXACT_FORMATS else printable(text, lines=True)
     print(out, file=file if file is not None else sys.stdout)
-
-
-DIGITS: list[int | None] = [None]
-"""The decimals tables show, as --digits or deskscore.toml set them (None: DEFAULT_DIGITS);
-pipelines.cli.main sets it once per command."""
-DEFAULT_DIGITS = 2
-
-
-def decimals(value: float, digits: int) -> int:
-    """How many decimals show `value`: `digits`, or more when `digits` would round a non-zero
-    value to zero (then its first two significant digits show: 0.00042, not 0.00)."""
-    if value == 0 or not math.isfinite(value) or round(abs(value), digits) != 0:
-        return digits
-    return max(digits, 1 - math.floor(math.log10(abs(value))))
-
-
-def _cell(value: Any, digits: int = DEFAULT_DIGITS) -> str:
-    """A value as the exact text of a csv cell."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        return f"{value:.{decimals(value, digits)}f}"
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    return str(value)
 
 
 def _json_value(value: Any) -> Any:
@@ -120,10 +103,10 @@ def render(
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(columns)
-        writer.writerows([[_cell(v, 12) for v in row] for row in rows])
+        writer.writerows([[cell_text(v, 12) for v in row] for row in rows])
         return buf.getvalue().rstrip("\n")
     columns = [printable(str(c)) for c in columns]
-    cells = [[printable(_cell(v, digits)) for v in row] for row in rows]
+    cells = [[printable(cell_text(v, digits)) for v in row] for row in rows]
     numeric = [
         all(
             isinstance(row[i], int | float) and not isinstance(row[i], bool)

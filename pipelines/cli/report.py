@@ -30,7 +30,7 @@ from deskscore.pipelines.cli.colours import (
 )
 from deskscore.pipelines.cli.columns import leaderboard_compact
 from deskscore.pipelines.cli.common import UserError, existing_warehouse
-from deskscore.pipelines.cli.output import say
+from deskscore.pipelines.cli.output import cell_text, say
 from deskscore.pipelines.options import ReportOptions, add_options
 from deskscore.scorers.metrics import metric
 
@@ -204,14 +204,6 @@ def _render(
     return buf.getvalue()
 
 
-def _fmt(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return f"{v:.2f}"
-    return str(v)
-
-
 def _note(text: str) -> str:
     return f'<p class="note">{escape(text)}</p>'
 
@@ -261,8 +253,8 @@ class _Builder:
         body = "".join(
             "<tr>"
             + "".join(
-                f'<td data-v="{escape(_fmt(r[c]))}"{_NUM if _is_number(r[c]) else ""}>'
-                f"{escape(_fmt(r[c]))}</td>"
+                f'<td data-v="{escape(cell_text(r[c]))}"{_NUM if _is_number(r[c]) else ""}>'
+                f"{escape(cell_text(r[c]))}</td>"
                 for c, _ in columns
             )
             + "</tr>"
@@ -761,7 +753,7 @@ class _Builder:
                 title = f"{ep['agent']} / {ep['domain']} / {ep['task_id']}"
                 index.append(
                     f'<li><a href="#{anchor}">{escape(title)}</a> '
-                    f"({_fmt(ep['looping_steps'])} looping steps, score {_fmt(ep['score'])})</li>"
+                    f"({cell_text(ep['looping_steps'])} looping steps, score {cell_text(ep['score'])})</li>"
                 )
                 parts.append(
                     self._episode(
@@ -843,23 +835,23 @@ class _Builder:
             thumb = self._thumb(ep["source"], s["screenshot_path"], sources)
             cls = ' class="loop"' if span else ""
             rows.append(
-                f"<tr{cls}><td>{_fmt(s['step_idx'])}</td><td>{_fmt(s['step_num'])}</td>"
-                f"<td>{escape(_fmt(s['action_kind']))}</td>"
+                f"<tr{cls}><td>{cell_text(s['step_idx'])}</td><td>{cell_text(s['step_num'])}</td>"
+                f"<td>{escape(cell_text(s['action_kind']))}</td>"
                 f"<td><code>{escape(_clip(s['action_text'], TEXT_CHARS))}</code></td>"
                 f'<td class="response">{escape(_clip(s["response"], RESPONSE_CHARS))}</td>'
-                f"<td>{escape(_fmt(s['dt_s']))}</td>"
+                f"<td>{escape(cell_text(s['dt_s']))}</td>"
                 f"<td>{escape(span['outcome']) if span else ''}</td><td>{thumb}</td></tr>"
             )
         span_list = "".join(
-            f"<li>steps {s['first_step']}-{s['last_step']}: {escape(_fmt(s['outcome']))} "
+            f"<li>steps {s['first_step']}-{s['last_step']}: {escape(cell_text(s['outcome']))} "
             f"({escape(', '.join(s['signals'] or []))})</li>"
             for s in spans
         )
         instruction = ep.get("instruction") or "(not in the archive nor in the task index)"
         return (
             f'<div class="episode" id="{anchor}"><h3>{escape(title)}</h3>'
-            f"<p>run {escape(ep['run_id'])}, {_fmt(ep['n_turns'])} turns, score "
-            f"{escape(_fmt(ep['score']))}, ended by {escape(_fmt(ep['ended_by']))}</p>"
+            f"<p>run {escape(ep['run_id'])}, {cell_text(ep['n_turns'])} turns, score "
+            f"{escape(cell_text(ep['score']))}, ended by {escape(cell_text(ep['ended_by']))}</p>"
             f'<p class="instruction"><b>Instruction:</b> {escape(instruction)}</p>'
             + (f"<ul>{span_list}</ul>" if span_list else "")
             + '<table class="steps"><thead><tr><th>idx</th><th>turn</th><th>kind</th>'

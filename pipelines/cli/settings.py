@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from deskscore.sql.cells import DEFAULT_DIGITS
+
 CONFIG_FILE = "deskscore.toml"
 """Read from the working folder when present."""
 WAREHOUSE_ENV = "DESKSCORE_WAREHOUSE"
@@ -26,8 +28,6 @@ DEFAULT_WAREHOUSE = "warehouse"
 DEFAULT_WAIT = 600.0
 """As pipelines.options' (a test keeps them the same): not imported from there, so that a
 command that only reads, such as `deskscore sql`, does not wait on every job's options."""
-DEFAULT_DIGITS = 2
-"""Decimals of the figures in tables (csv and json keep every digit)."""
 
 KEYS: dict[str, type] = {"warehouse": str, "wait": float, "digits": int}
 """What deskscore.toml may set, and the type of each."""
