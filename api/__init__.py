@@ -10,7 +10,7 @@ The Python API, for notebooks and scripts (docs/python-api.md)::
     con = deskscore.connect("wh")                       # DuckDB, read-only, every view
     con.sql("SELECT * FROM run_scores").pl()
     deskscore.export("wh", "leaderboard", "board.parquet")
-    deskscore.formats.get_format("osworld")             # the readers, without a warehouse
+    deskscore.formats.get("osworld")                    # the readers, without a warehouse
 
 Every name is loaded when first used, so `import deskscore` (and the `deskscore` command,
 which imports this package first) stays quick.
