@@ -1,8 +1,8 @@
 """The light install (`pip install deskscore`, no extra): score.py, ingest and score on the
-local engine run without Apache Beam, Docker's client or matplotlib, which they never import;
-the commands that need one of them say which extra to install.
+local engine run without Apache Beam, Docker's client, matplotlib or Starlette, which they never
+import; the commands that need one of them say which extra to install.
 
-Each case runs in a subprocess whose imports of those three packages fail, as they would
+Each case runs in a subprocess whose imports of those four packages fail, as they would
 where they are not installed (.ci/run also installs the light variant for real)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from deskscore.collectors.synthetic import load_profiles, task_slice, write_run
 
 ROOT = Path(__file__).resolve().parents[1]
-EXTRAS = ("apache_beam", "docker", "matplotlib")
+EXTRAS = ("apache_beam", "docker", "matplotlib", "starlette")
 
 _WITHOUT_EXTRAS = f"""
 import importlib.abc, importlib.util, runpy, sys
@@ -91,6 +91,7 @@ def test_score_py_runs_without_any_extra(run_folder: Path, tmp_path: Path) -> No
         (["score", "--engine", "beam"], "beam"),
         (["report", "--out", "r.html"], "report"),
         (["sandbox", "build"], "collect"),
+        (["view", "--no-browser"], "viewer"),
     ],
 )
 def test_a_command_that_needs_an_extra_names_it(

@@ -24,6 +24,7 @@ COMMANDS = (
 NEEDS = {
     "report": ("matplotlib", "deskscore report (its charts)"),
     "sandbox": ("docker", "deskscore sandbox (the Docker engine's client)"),
+    "view": ("starlette", "deskscore view (its web app)"),
 }
 """Commands that need an extra whatever their options (pipelines.infra.extras); `collect`
 checks its own (the Docker client for --provider docker only)."""

@@ -38,13 +38,7 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     root = existing_warehouse(args.warehouse)
     if not 0 <= args.port <= 65535:
         raise UserError(f"--port {args.port}: give a port from 1 to 65535, or 0 for a free one")
-    try:
-        from deskscore.viewer.serve import serve
-    except ImportError as exc:
-        raise UserError(
-            f"the viewer needs the 'viewer' extra ({exc.name} is missing): "
-            "pip install 'deskscore[viewer]'"
-        ) from None
+    from deskscore.viewer.serve import serve  # its extra is checked first (main.NEEDS)
 
     def ready(url: str) -> None:
         say(f"deskscore view: serving {root} at {url} (read-only; Ctrl-C stops it)")

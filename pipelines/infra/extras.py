@@ -3,13 +3,19 @@ the one-line error a command gives when the extra it needs is not installed.
 
 The light install (`pip install deskscore`) reads, scores, queries and exports on the local
 engine; Apache Beam (`--engine beam`, Beam's runner options), the Docker client (`collect`,
-`sandbox`) and matplotlib (`report`) are extras."""
+`sandbox`), matplotlib (`report`) and Starlette with uvicorn (`view`) are extras."""
 
 from __future__ import annotations
 
 import importlib.util
 
-EXTRAS = {"apache_beam": "beam", "docker": "collect", "matplotlib": "report", "distributed": "dask"}
+EXTRAS = {
+    "apache_beam": "beam",
+    "docker": "collect",
+    "matplotlib": "report",
+    "starlette": "viewer",
+    "distributed": "dask",
+}
 """Top-level module -> the extra that installs it."""
 
 
