@@ -263,6 +263,10 @@ def evaluate(
         return Evaluation(
             "unevaluated", None, {"conj": None, "metrics": [], "reason": f"not implemented: {e}"}
         )
+    except ModuleNotFoundError as e:
+        # The file metrics' libraries come with an extra; the verdict can be made later.
+        reason = f"needs the desktops extra (pip install 'deskscore[desktops]'): {e}"
+        return Evaluation("unevaluated", None, {"conj": None, "metrics": [], "reason": reason})
     except (ControllerError, KeyError, TypeError, ValueError) as e:
         return Evaluation(
             "error",

@@ -479,3 +479,20 @@ def test_an_office_evaluator_scores_through_evaluate(tmp_path: Path) -> None:
     assert evaluate(FileDesktop({}), evaluator, last_action="DONE").score == 0.0  # type: ignore[arg-type]
     unknown = {**evaluator, "result": {"type": "cloud_file", "path": "x"}}
     assert missing_parts(unknown) == ["getter cloud_file"]
+
+
+def test_a_missing_file_library_leaves_the_task_unevaluated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    good = Path(_xlsx(tmp_path / "g.xlsx", [["x"]])).read_bytes()
+    monkeypatch.setitem(sys.modules, "openpyxl", None)
+    evaluator = {
+        "func": "compare_table",
+        "result": {"type": "vm_file", "path": "~/t.xlsx"},
+        "options": {"rules": [{"type": "sheet_name"}]},
+    }
+    evaluation = evaluate(FileDesktop({"~/t.xlsx": good}), evaluator, last_action="DONE")  # type: ignore[arg-type]
+    assert evaluation.status == "unevaluated"
+    assert "deskscore[desktops]" in evaluation.details["reason"]
