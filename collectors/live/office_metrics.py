@@ -48,6 +48,8 @@ def match_value(value: Any, rule: Mapping[str, Any]) -> bool:
     method = str(rule.get("method", "eq"))
     ref = rule.get("ref")
     if method == "eq":
+        if isinstance(value, bool) or isinstance(ref, bool):
+            return value is ref  # false is not 0 in a prefs file or a cell
         return bool(value == ref)
     if method == "ne":
         return value != ref
@@ -125,6 +127,9 @@ def compare_table(result: str | None, expected: str | None = None, **options: An
     `sheet_data` (sheet_idx0 of result holds the values of sheet_idx1 of expected) and
     `check_cell` (a cell's `value` and, a deskscore addition, its `formula` text match
     `{method, ref}` rules). 1 when every rule holds."""
+    rules = options.get("rules")
+    if not rules:
+        raise ValueError("compare_table needs its rules")
     if result is None:
         return 0.0
     import openpyxl
@@ -134,8 +139,11 @@ def compare_table(result: str | None, expected: str | None = None, **options: An
         formulas = openpyxl.load_workbook(result, data_only=False)
     except Exception:
         return 0.0
-    gold = openpyxl.load_workbook(expected, data_only=True) if expected else None
-    for rule in options.get("rules", []):
+    try:
+        gold = openpyxl.load_workbook(expected, data_only=True) if expected else None
+    except Exception as e:
+        raise ValueError(f"the expected workbook cannot be read: {e}") from None
+    for rule in rules:
         kind = rule.get("type")
         if kind == "sheet_name":
             if gold is None or values.sheetnames != gold.sheetnames:

@@ -73,6 +73,8 @@ def test_office_metrics_are_registered_with_the_evaluators() -> None:
     ("value", "rule", "want"),
     [
         (3, {"method": "eq", "ref": 3.0}, True),
+        (0, {"method": "eq", "ref": False}, False),
+        (False, {"method": "eq", "ref": False}, True),
         ("a", {"method": "eq", "ref": "b"}, False),
         ("a", {"method": "ne", "ref": "b"}, True),
         ("Total 42", {"method": "re", "ref": r"\d+$"}, True),
@@ -137,10 +139,12 @@ def test_compare_table_check_cell_bold(tmp_path: Path) -> None:
     assert om.compare_table(path, rules=rules) == 1.0
 
 
-def test_compare_table_rejects_an_unknown_rule(tmp_path: Path) -> None:
+def test_compare_table_rejects_an_unknown_rule_and_no_rules(tmp_path: Path) -> None:
     path = _xlsx(tmp_path / "a.xlsx", [[1]])
     with pytest.raises(ValueError, match="pivot_table"):
         om.compare_table(path, rules=[{"type": "pivot_table"}])
+    with pytest.raises(ValueError, match="needs its rules"):
+        om.compare_table(path)
 
 
 # --------------------------------------------------------------------------- documents
