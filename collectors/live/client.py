@@ -284,7 +284,9 @@ class Controller:
     def run_setup(self, steps: Sequence[Mapping[str, Any]], *, base_dir: str | None = None) -> None:
         """Run a task config's setup steps in order ({"type", "parameters"}), as OSWorld's
         setup controller does for the types implemented here: launch, open, execute (and its
-        alias command), sleep, upload_file. Any other type raises SetupError naming it.
+        alias command), sleep, upload_file (a file entry may name a generated file,
+        `{"generated": NAME, "path": ...}`, instead of a `local_path`). Any other type raises
+        SetupError naming it.
 
         `base_dir` resolves relative local paths of upload_file (the task file's folder)."""
         for i, step in enumerate(steps, 1):
@@ -308,6 +310,12 @@ class Controller:
             self._sleep(float(params["seconds"]))
         elif kind == "upload_file":
             for f in params["files"]:
+                if "generated" in f:
+                    # A file this project generates (desktop_files), in place of a local one.
+                    from deskscore.collectors.live import desktop_files
+
+                    self.upload(f["path"], desktop_files.build(f["generated"]))
+                    continue
                 local = f["local_path"]
                 if base_dir and not os.path.isabs(local):
                     local = os.path.join(base_dir, local)

@@ -9,7 +9,10 @@ the subset whose state it can read through the controller:
   (the `rules` object itself);
 - metrics, with OSWorld's names and meanings: `exact_match`, `check_include_exclude`,
   `match_in_list`, `is_in_list`, `literal_match`, `fuzzy_match`, `compare_text_file` (on the
-  two texts: OSWorld passes local copies of the files), and `infeasible`.
+  two texts: OSWorld passes local copies of the files), and `infeasible`;
+- the desktop applications' files and settings (office_metrics: spreadsheets, documents,
+  slides, images, Chromium, VLC, Thunderbird), with their getters. For those metrics
+  (`office_metrics.PATH_METRICS`) `vm_file` hands over a local copy's path, as OSWorld's does.
 
 Scores combine as OSWorld's `DesktopEnv.evaluate` does: postconfig first; `infeasible`
 scores 1 exactly when the last action is FAIL; otherwise a final FAIL scores 0; several
@@ -20,9 +23,12 @@ names it lacks, so it can be judged later; nothing is guessed.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from deskscore.collectors.live import office_metrics
 from deskscore.collectors.live.client import Controller, ControllerError
 
 
@@ -111,6 +117,7 @@ METRICS: dict[str, Callable[..., float]] = {
     "literal_match": literal_match,
     "fuzzy_match": fuzzy_match,
     "compare_text_file": compare_text_file,
+    **office_metrics.METRICS,
 }
 
 
@@ -121,9 +128,25 @@ def _text(data: bytes | None) -> str | None:
     return data.decode("utf-8", "replace") if data is not None else None
 
 
-def get_state(controller: Controller, config: Mapping[str, Any]) -> Any:
-    """The value a `result` / `expected` config names, read from the desktop now."""
+BUILTIN_GETTERS = ("rule", "vm_command_line", "vm_command_error", "vm_file")
+
+
+def get_state(
+    controller: Controller,
+    config: Mapping[str, Any],
+    *,
+    workdir: str | None = None,
+    as_path: bool = False,
+) -> Any:
+    """The value a `result` / `expected` config names, read from the desktop now.
+
+    With `as_path` (the metric reads files) `vm_file` copies the file into `workdir` and
+    gives its local path (None when absent) instead of its text."""
     kind = config.get("type")
+    if kind in office_metrics.GETTERS:
+        if workdir is None:
+            raise Unsupported(f"getter {kind!r} needs a scratch folder")
+        return office_metrics.GETTERS[kind](controller, config, workdir=workdir, as_path=as_path)
     if kind == "rule":
         return config.get("rules")
     if kind in ("vm_command_line", "vm_command_error"):
@@ -131,9 +154,19 @@ def get_state(controller: Controller, config: Mapping[str, Any]) -> Any:
         return out.get("output" if kind == "vm_command_line" else "error")
     if kind == "vm_file":
         path = config["path"]
-        if isinstance(path, list):
-            return [_text(controller.file(p)) for p in path]
-        return _text(controller.file(path))
+
+        def read(p: str) -> Any:
+            data = controller.file(p)
+            if not as_path or data is None:
+                return _text(data)
+            if workdir is None:
+                raise Unsupported("vm_file as a local copy needs a scratch folder")
+            fd, local = tempfile.mkstemp(dir=workdir, suffix="-" + os.path.basename(p))
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            return local
+
+        return [read(p) for p in path] if isinstance(path, list) else read(path)
     raise Unsupported(f"getter {kind!r}")
 
 
@@ -160,7 +193,7 @@ def missing_parts(evaluator: Mapping[str, Any] | None) -> list[str]:
             if cfg is None:
                 continue
             kind = cfg.get("type") if isinstance(cfg, Mapping) else None
-            if kind not in ("rule", "vm_command_line", "vm_command_error", "vm_file"):
+            if kind not in BUILTIN_GETTERS and kind not in office_metrics.GETTERS:
                 missing.append(f"getter {kind}")
     return sorted(set(missing))
 
@@ -209,22 +242,31 @@ def evaluate(
         expecteds = _as_list(evaluator.get("expected"), n)
         options = _as_list(evaluator.get("options") or {}, n)
         metrics: list[dict[str, Any]] = []
-        for func, res_cfg, exp_cfg, opts in zip(funcs, results, expecteds, options, strict=False):
-            result = get_state(controller, res_cfg) if res_cfg else None
-            expected = get_state(controller, exp_cfg) if exp_cfg else None
-            if exp_cfg is not None:
-                value = METRICS[func](result, expected, **(opts or {}))
-            else:
-                value = METRICS[func](result, **(opts or {}))
-            metrics.append({"func": func, "score": float(value)})
-            if conj == "and" and value == 0:
-                break
-            if conj == "or" and value == 1:
-                break
+        with tempfile.TemporaryDirectory(prefix="deskscore-eval-") as workdir:
+            for func, res_cfg, exp_cfg, opts in zip(
+                funcs, results, expecteds, options, strict=False
+            ):
+                as_path = func in office_metrics.PATH_METRICS
+                kw = {"workdir": workdir, "as_path": as_path}
+                result = get_state(controller, res_cfg, **kw) if res_cfg else None
+                expected = get_state(controller, exp_cfg, **kw) if exp_cfg else None
+                if exp_cfg is not None:
+                    value = METRICS[func](result, expected, **(opts or {}))
+                else:
+                    value = METRICS[func](result, **(opts or {}))
+                metrics.append({"func": func, "score": float(value)})
+                if conj == "and" and value == 0:
+                    break
+                if conj == "or" and value == 1:
+                    break
     except Unsupported as e:
         return Evaluation(
             "unevaluated", None, {"conj": None, "metrics": [], "reason": f"not implemented: {e}"}
         )
+    except ModuleNotFoundError as e:
+        # The file metrics' libraries come with an extra; the verdict can be made later.
+        reason = f"needs the desktops extra (pip install 'deskscore[desktops]'): {e}"
+        return Evaluation("unevaluated", None, {"conj": None, "metrics": [], "reason": reason})
     except (ControllerError, KeyError, TypeError, ValueError) as e:
         return Evaluation(
             "error",
