@@ -453,14 +453,21 @@ def check_json(result: str | None, rules: Mapping[str, Any], **_: Any) -> float:
 # --------------------------------------------------------------------------- VLC
 
 
-def read_vlcrc(path: str | None) -> dict[str, str] | None:
-    """vlcrc's set options (commented lines are VLC's defaults and are left out)."""
+def _lines(path: str | None) -> list[str] | None:
+    """The lines of a settings file the application left (None: no path, or unreadable)."""
     if path is None:
         return None
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
+            return fh.read().splitlines()
     except OSError:
+        return None
+
+
+def read_vlcrc(path: str | None) -> dict[str, str] | None:
+    """vlcrc's set options (commented lines are VLC's defaults and are left out)."""
+    lines = _lines(path)
+    if lines is None:
         return None
     out: dict[str, str] = {}
     for line in lines:
@@ -524,12 +531,8 @@ _PREF = re.compile(r'^\s*user_pref\(\s*"((?:[^"\\]|\\.)*)"\s*,\s*(.*)\)\s*;\s*$'
 
 def read_prefs_js(path: str | None) -> dict[str, Any] | None:
     """A prefs.js / user.js file's `user_pref("name", value);` lines as a dict."""
-    if path is None:
-        return None
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
+    lines = _lines(path)
+    if lines is None:
         return None
     prefs: dict[str, Any] = {}
     for line in lines:
