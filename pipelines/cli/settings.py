@@ -68,39 +68,45 @@ def resolved(
     given: Any = None,
     env: Mapping[str, str] | None = None,
     folder: str | os.PathLike[str] = ".",
+    from_file: Mapping[str, Any] | None = None,
 ) -> Any:
     """The value of setting `key`: `given` (the command line's) unless None, else the
-    environment's (warehouse only), else deskscore.toml's, else the built-in default."""
+    environment's (warehouse only), else deskscore.toml's (`from_file` when the caller has
+    read it already), else the built-in default."""
     if given is not None:
         return given
     env = os.environ if env is None else env
     if key == "warehouse" and env.get(WAREHOUSE_ENV):
         return env[WAREHOUSE_ENV]
-    from_file = file_settings(folder)
+    if from_file is None:
+        from_file = file_settings(folder)
     if key in from_file:
         return from_file[key]
     return {"warehouse": DEFAULT_WAREHOUSE, "wait": DEFAULT_WAIT, "digits": DEFAULT_DIGITS}[key]
 
 
-def warehouse_source(given: str | None = None) -> str:
+def warehouse_source(given: str | None = None, from_file: Mapping[str, Any] | None = None) -> str:
     """Where the warehouse setting came from, for an error message that says what to change."""
     if given is not None:
         return "--warehouse"
     if os.environ.get(WAREHOUSE_ENV):
         return f"${WAREHOUSE_ENV}"
-    if "warehouse" in file_settings():
+    if "warehouse" in (file_settings() if from_file is None else from_file):
         return CONFIG_FILE
     return f"the default (pass --warehouse, set ${WAREHOUSE_ENV}, or write {CONFIG_FILE})"
 
 
 def apply(args: argparse.Namespace) -> None:
     """Fill the settings a parsed command line left unset (None) from the environment,
-    deskscore.toml or the defaults; remember which the warehouse came from."""
-    for key in KEYS:
-        if hasattr(args, key):
-            if key == "warehouse":
-                args.warehouse_from = warehouse_source(args.warehouse)
-            setattr(args, key, resolved(key, getattr(args, key)))
+    deskscore.toml or the defaults; remember which the warehouse came from. The file is read
+    once, and only when a setting is left unset."""
+    keys = [k for k in KEYS if hasattr(args, k)]
+    unset = any(getattr(args, k) is None for k in keys)
+    from_file = file_settings() if unset else {}
+    for key in keys:
+        if key == "warehouse":
+            args.warehouse_from = warehouse_source(args.warehouse, from_file)
+        setattr(args, key, resolved(key, getattr(args, key), from_file=from_file))
 
 
 __all__ = [
