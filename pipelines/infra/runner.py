@@ -221,20 +221,8 @@ def run_stages(
     if process_local():
         workers = 1  # a format registered in this process is known here only
     used = choose_engine(engine, len(elements), workers, beam_args)
-    if used == "local" and local_workers(len(elements), workers) == 1:
-        used = "direct"
-    if used == "direct":
-        run_direct(stages, elements)
-        return used
-    if used == "local":
-        if pool is not None:
-            pool.run_stages(stages, elements)
-        else:
-            from deskscore.pipelines.infra.local import local_pool
-
-            with local_pool(local_workers(len(elements), workers)) as own:
-                own.run_stages(stages, elements)
-        return used
+    if used != "beam":
+        return run_here(stages, elements, engine=used, workers=workers, pool=pool)[0]
     from deskscore.pipelines.infra.extras import require
 
     require("apache_beam", "a Beam pipeline (--engine beam, or Beam's options such as --runner)")
@@ -246,3 +234,32 @@ def run_stages(
     _ = p | "Elements" >> beam.Create(list(elements)) | "Stages" >> Stages(stages)
     p.run().wait_until_finish()
     return used
+
+
+def run_here(
+    stages: Sequence[Any],
+    elements: Sequence[Any],
+    *,
+    engine: str,
+    workers: int | None = None,
+    pool: Any = None,
+) -> tuple[str, list[Any]]:
+    """`run_stages` on this machine without a pipeline (`engine` 'direct' or 'local'), for
+    a job that needs what the last stage yielded: (the engine used, those outputs, in
+    element order)."""
+    from deskscore.collectors.formats import process_local
+
+    if engine not in ("direct", "local"):
+        raise ValueError(f"run_here runs 'direct' or 'local', not {engine!r}")
+    if process_local():
+        workers = 1  # a format registered in this process is known here only
+    if engine == "local" and local_workers(len(elements), workers) == 1:
+        engine = "direct"
+    if engine == "direct":
+        return engine, run_direct(stages, elements)
+    if pool is not None:
+        return engine, pool.run_stages(stages, elements)
+    from deskscore.pipelines.infra.local import local_pool
+
+    with local_pool(local_workers(len(elements), workers)) as own:
+        return engine, own.run_stages(stages, elements)

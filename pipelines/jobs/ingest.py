@@ -7,7 +7,6 @@ written (`record_sources`), then packing small files (`Warehouse.compact`).
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -142,9 +141,12 @@ def record_sources(
     return dropped
 
 
-def _stored_hashes(wh: Any, run_ids: set[str]) -> dict[str, str | None]:
+def _stored_hashes(wh: Any, run_ids: set[str] | None = None) -> dict[str, str | None]:
+    """Content hash by run id, of `run_ids` (None: every run)."""
     rows = wh.read("runs", columns=["run_id", "content_hash"]).to_pylist()
-    return {r["run_id"]: r["content_hash"] for r in rows if r["run_id"] in run_ids}
+    return {
+        r["run_id"]: r["content_hash"] for r in rows if run_ids is None or r["run_id"] in run_ids
+    }
 
 
 def _figures(wh: Any, run_ids: set[str], source_ids: set[str]) -> dict[str, int]:
@@ -182,7 +184,7 @@ def _gone(wh: Any, work: list[Any]) -> set[str]:
 
 
 def _list(item: tuple[str, str | None], **how: Any) -> Any:
-    """List one (source, stamp) of the plan (picklable, for a worker)."""
+    """List one (source, stamp) of the plan."""
     from deskscore.pipelines.stages.discover import list_source
 
     return list_source(item[0], item[1], how["benchmark"], how["layout"], how["trial_of"])
@@ -228,53 +230,62 @@ def _ingest(
     """`run_ingest` once it knows what to read, with `pool` for listing and reading."""
     from deskscore.collectors.ids import source_id
     from deskscore.collectors.warehouse import Warehouse
-    from deskscore.pipelines.infra.runner import choose_engine, run_stages
+    from deskscore.pipelines.infra.runner import choose_engine, run_here, run_stages
     from deskscore.pipelines.jobs.compaction import compact_tables
     from deskscore.pipelines.jobs.score import check_outputs
+    from deskscore.pipelines.stages.elements import SourceItem
     from deskscore.pipelines.stages.ingest import IngestStage, write_source_problems
 
+    how = {"benchmark": options.benchmark, "layout": options.layout, "trial_of": options.trial_of}
     recorded = options.recorded
-    lister = functools.partial(
-        _list, benchmark=options.benchmark, layout=options.layout, trial_of=options.trial_of
-    )
     todo = [(u, plan.stamps[u]) for u in plan.todo]
-    if choose_engine(options.engine, len(todo), workers, options.beam_args) == "local":
-        listings = pool.map(lister, todo, lister)  # a zip's directory is Python work: spread it
-    else:
-        listings = [lister(item) for item in todo]
-    work = [w for listing in listings for w in listing.runs]
-    run_ids = {w.key.run_id for w in work}
     named = {"layout": options.layout, "run_name": options.run_name}
     if options.agent is not None:
         named["agent"] = options.agent
-    listed = {
-        listing.uri: {(w.key.benchmark, w.key.run_id) for w in listing.runs}
-        for listing in listings
-        if not any(p["reason"] == "unreadable_source" for p in listing.problems)
-    }
+    engine = choose_engine(options.engine, len(todo), workers, options.beam_args)
     # One transaction: every run's tables, the sources' problems, the record of what was
     # ingested and the packing of small files become visible together, or not at all.
     with Warehouse(options.warehouse).transaction() as wh:
-        before = _stored_hashes(wh, run_ids)
-        for listing in listings:
-            write_source_problems(wh, options.benchmark, source_id(listing.uri), listing.problems)
+        before = _stored_hashes(wh)
         stage = IngestStage(
             str(wh.root), options.layout, options.force, run_fields=named, job=wh.job
         )
-        engine = run_stages(
-            [stage],
-            work,
-            engine=options.engine,
-            workers=workers,
-            beam_args=options.beam_args,
-            pool=pool,
-        )
+        if engine == "beam":  # listed here, then every run is an element of the pipeline
+            listings = [_list(item, **how) for item in todo]
+            left = [w for listing in listings for w in listing.runs]
+        else:  # each source listed, and its run read, by the worker that takes it
+            items = [
+                SourceItem(u, s, options.benchmark, options.layout, options.trial_of)
+                for u, s in todo
+            ]
+            engine, done = run_here([stage], items, engine=engine, workers=workers, pool=pool)
+            listings = [d.listing for d in done]
+            left = [w for d in done if not d.read for w in d.listing.runs]
+        work = [w for listing in listings for w in listing.runs]
+        run_ids = {w.key.run_id for w in work}
+        for listing in listings:
+            write_source_problems(wh, options.benchmark, source_id(listing.uri), listing.problems)
+        if left:  # runs of sources that hold several, spread over every worker
+            used = run_stages(
+                [stage],
+                left,
+                engine=options.engine,
+                workers=workers,
+                beam_args=options.beam_args,
+                pool=pool,
+            )
+            engine = used if engine == "direct" else engine
         check_outputs(wh, [stage], work)
         after = _stored_hashes(wh, run_ids)
         gone = _gone(wh, work)
         unchanged = 0
         if not options.force:
             unchanged = sum(1 for r, h in after.items() if r not in gone and before.get(r) == h)
+        listed = {
+            listing.uri: {(w.key.benchmark, w.key.run_id) for w in listing.runs}
+            for listing in listings
+            if not any(p["reason"] == "unreadable_source" for p in listing.problems)
+        }
         dropped = record_sources(wh, plan.todo, recorded, listed)
         figures = _figures(wh, run_ids, {source_id(u) for u in plan.todo})
         compacted = 0

@@ -43,6 +43,22 @@ def list_source(
     ingest was planned, before opening it, so a change while it is read is caught by the next
     ingest). `trial_of` makes every run found a trial of that group (`ingest --trial-of`).
     Never raises for the source's content: problems become quarantine rows."""
+    listing, opened = open_and_list(uri, stamp, benchmark, layout, trial_of)
+    if opened is not None:
+        opened[0].close()
+    return listing
+
+
+def open_and_list(
+    uri: str,
+    stamp: str | None,
+    benchmark: str,
+    layout: str | None,
+    trial_of: str | None = None,
+) -> tuple[SourceListing, tuple[Any, dict[str, Any]] | None]:
+    """`list_source`, leaving the source open: the listing, and (the open source, its
+    RunFolders by run id) for reading them without listing the source again (None when it
+    could not be opened). The caller closes the source."""
     from deskscore.collectors.ids import source_id
     from deskscore.collectors.layout import discover_source
     from deskscore.collectors.source import SourceError, open_source
@@ -54,7 +70,7 @@ def list_source(
         source = open_source(uri)
     except SourceError as exc:
         item = {"location": "", "reason": "unreadable_source", "message": str(exc)}
-        return SourceListing(uri, 0, 0, [], problem_rows(uri, benchmark, sid, [item]))
+        return SourceListing(uri, 0, 0, [], problem_rows(uri, benchmark, sid, [item])), None
     try:
         files = source.files()
         problems = list(getattr(source, "problems", []) or [])
@@ -73,14 +89,17 @@ def list_source(
                 }
             )
         work = []
+        by_id = {}
         for run in runs:
             run_id, group = run_identity(source.uri, run)
             key = RunKey(benchmark, run_id, run.format, source.uri)
             trial = trial_label(run, source.name, trial_of)
             work.append(RunWork(key, run.run_path, stamp, trial, trial_of or group))
+            by_id[run_id] = run
             progress.tick("runs found")
         n_tasks = sum(len(r.tasks) for r in runs)
         rows = problem_rows(source.uri, benchmark, source_id(source.uri), problems)
-        return SourceListing(uri, len(files), n_tasks, work, rows)
-    finally:
+    except BaseException:
         source.close()
+        raise
+    return SourceListing(uri, len(files), n_tasks, work, rows), (source, by_id)

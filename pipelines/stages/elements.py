@@ -36,3 +36,23 @@ class SourceListing(NamedTuple):
     runs: list[RunWork]
     problems: list[dict[str, Any]]
     """Quarantine rows of the source's own partition (run_id = the source's id)."""
+
+
+class SourceItem(NamedTuple):
+    """A source to list and ingest in one go (see `IngestStage.process`): a worker that lists
+    it reads its run with the source still open, rather than handing the run back to be
+    listed again by whichever worker takes it."""
+
+    uri: str
+    stamp: str | None
+    benchmark: str
+    layout: str | None
+    trial_of: str | None = None
+
+
+class ListedSource(NamedTuple):
+    """What `IngestStage.process` yields for a SourceItem: the listing, and whether its runs
+    were read there (a source of one run) or are left for the job to hand out (several)."""
+
+    listing: SourceListing
+    read: bool

@@ -13,7 +13,7 @@ from typing import Any
 
 from deskscore.pipelines.infra import progress
 from deskscore.pipelines.stages.base import RunStage
-from deskscore.pipelines.stages.elements import RunWork
+from deskscore.pipelines.stages.elements import ListedSource, RunWork, SourceItem
 
 STAGE = "ingest"
 """Each stage keeps its own quarantine file in a run's partition, so one never erases another's."""
@@ -79,9 +79,31 @@ class IngestStage(RunStage):
                 return []
         return gaps
 
-    def process(self, element: RunWork) -> Iterator[RunWork]:
+    def process(self, element: RunWork | SourceItem) -> Iterator[RunWork | ListedSource]:
+        """A run: read and write it. A source: list it and, when it holds a single run, read
+        that run here with the source still open (its directory parsed once, not twice);
+        yield the listing, saying whether its runs were read."""
+        if isinstance(element, SourceItem):
+            yield self._list_and_read(element)
+            return
         self.run(element)  # progress is ticked inside: written and unchanged runs apart
         yield element
+
+    def _list_and_read(self, item: SourceItem) -> ListedSource:
+        from deskscore.pipelines.stages.discover import open_and_list
+
+        listing, opened = open_and_list(*item)
+        if opened is None:
+            return ListedSource(listing, False)
+        source, runs = opened
+        try:
+            if len(listing.runs) != 1:
+                return ListedSource(listing, False)
+            work = listing.runs[0]
+            self.run(work, (source, runs[work.key.run_id]))
+        finally:
+            source.close()  # its one run is read: keeping it open would only hold memory
+        return ListedSource(listing, True)
 
     def _unchanged(self, part: dict[str, str], run: dict[str, Any]) -> bool:
         """Whether the stored run has this content hash; a new source stamp or name is
@@ -93,13 +115,17 @@ class IngestStage(RunStage):
             self.wh.write("runs", [run], part)  # same tables; only the stamp or names moved
         return True
 
-    def run(self, work: RunWork) -> None:
+    def run(self, work: RunWork, opened: tuple[Any, Any] | None = None) -> None:
+        """Read and write the run `work` names, from `opened` (its source and RunFolder,
+        when the caller has just listed it) or from this worker's open sources."""
         from deskscore.collectors.source import SourceError
         from deskscore.pipelines.stages.read import read_run
 
         key, part = work.key, work.partition
         try:
-            source, run = self._sources.run(key.source, key.run_id)
+            source, run = (
+                opened if opened is not None else self._sources.run(key.source, key.run_id)
+            )
         except SourceError as exc:
             run, problem = None, f"{exc}; the source changed while it was being ingested"
         else:
