@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from functools import cache
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from deskscore.schemas.tables import SCHEMA_VERSION, TABLES, Table, awaiting_metrics
@@ -27,6 +28,36 @@ def table(name: str) -> Table:
             "deskscore.scorers.metrics before using the table"
         )
     return decl
+
+
+@cache
+def pyarrow_without_pandas() -> None:
+    """Let pyarrow look for pandas now, with pandas hidden, so that it never imports it.
+
+    pyarrow's first `pa.array(...)` of a process imports pandas, when it is installed, only to
+    ask whether the list given is a pandas object: about 0.4 s and 50 MB in every process that
+    builds an array (the command and each of its workers), for nothing, since no deskscore
+    code hands pyarrow pandas objects. A later `to_pandas()` still works: pyarrow imports
+    pandas again when an operation needs it."""
+    import importlib.abc
+    import sys
+
+    if "pandas" in sys.modules:
+        return  # already imported: nothing to save
+
+    class Hidden(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+            if name == "pandas" or name.startswith("pandas."):
+                raise ImportError(f"{name} is hidden while pyarrow looks for it")
+
+    import pyarrow as pa
+
+    hidden = Hidden()
+    sys.meta_path.insert(0, hidden)
+    try:
+        pa.array([0])
+    finally:
+        sys.meta_path.remove(hidden)
 
 
 def _arrow_type(type_name: str) -> pa.DataType:
@@ -85,19 +116,41 @@ def conform_rows(name: str, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     """
     import pyarrow as pa
 
+    pyarrow_without_pandas()
     decl = table(name)
     schema = arrow_schema(name)
     rows = list(rows)
-    known = set(decl.columns)
-    for row in rows:
-        if not row.keys() <= known:
-            extra = set(row) - known
-            raise ValueError(f"{name}: row has columns the schema lacks: {sorted(extra)}")
-    columns = {c: [row.get(c) for row in rows] for c in decl.columns}  # column-wise: fast
+    columns = _columns(name, decl.columns, rows)
     for f in decl.fields:
-        if f.required and any(v is None for v in columns[f.name]):
+        if f.required and None in columns[f.name]:
             bad = next(i for i, v in enumerate(columns[f.name]) if v is None)
             key = {k: rows[bad].get(k) for k in decl.key}
             raise ValueError(f"{name}: required field {f.name!r} is null in row {key}")
     arrays = [pa.array(columns[f.name], type=schema.field(f.name).type) for f in decl.fields]
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _columns(
+    name: str, names: tuple[str, ...], rows: list[Mapping[str, Any]]
+) -> dict[str, list[Any]]:
+    """The rows transposed into one list per column. The readers' rows usually hold every
+    column and nothing else: then the transposition runs in C (a run has tens of thousands of
+    rows, and a Python loop per cell cost more than building the Arrow arrays); otherwise
+    each cell is looked up, missing ones null."""
+    if not rows:
+        return {c: [] for c in names}
+    if set(map(len, rows)) == {len(names)}:
+        try:
+            cells = list(map(itemgetter(*names), rows))
+        except KeyError:
+            pass  # as many keys, not the same ones: the slow path names the stranger
+        else:
+            if len(names) == 1:
+                return {names[0]: cells}
+            return dict(zip(names, map(list, zip(*cells, strict=True)), strict=True))
+    known = set(names)
+    for row in rows:
+        if not row.keys() <= known:
+            extra = set(row) - known
+            raise ValueError(f"{name}: row has columns the schema lacks: {sorted(extra)}")
+    return {c: [row.get(c) for row in rows] for c in names}

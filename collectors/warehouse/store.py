@@ -160,6 +160,9 @@ class Warehouse:
     def __init__(
         self, root: str | os.PathLike[str], job: str | None = None, *, pending: bool = False
     ) -> None:
+        from deskscore.schemas.validate import pyarrow_without_pandas
+
+        pyarrow_without_pandas()  # the warehouse builds arrays: see its doc
         self.root = Path(root).resolve()
         self.job = job
         self.pending = pending

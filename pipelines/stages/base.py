@@ -63,8 +63,10 @@ class Stage:
         """Once per worker, before the first element: open the warehouse."""
         from deskscore.collectors.warehouse import Warehouse
         from deskscore.pipelines.infra.memory import arrow_on_malloc
+        from deskscore.schemas.validate import pyarrow_without_pandas
 
         arrow_on_malloc()
+        pyarrow_without_pandas()
         self.wh = Warehouse(self.warehouse, self.job)
 
     def process(self, element: Any) -> Iterator[Any]:

@@ -1,8 +1,11 @@
 """The first step of ingest: open each source, list it once, and name the runs it holds.
 
-Listing is cheap next to reading (a folder walk, a zip's central directory), so the job does
-it before any stage runs: the stage then starts from runs, one element each, and a release
-of many runs in one archive spreads over every worker.
+On this machine's engines a worker lists a source and, when it holds a single run, reads that
+run before closing it (`IngestStage` with a `SourceItem`): listing a zip parses its central
+directory, a fifth of the cost of reading the run, and it is paid once. The runs of a source
+that holds several are handed out one per element, so a release of many runs in one archive
+spreads over every worker. On Beam the job lists every source first, then the runs are the
+pipeline's elements.
 """
 
 from __future__ import annotations

@@ -57,3 +57,59 @@ def test_conform_rows_rejects_null_in_a_required_field() -> None:
             "quarantine",
             [{"run_id": "r", "benchmark": "b", "location": "l", "reason": "x", "message": "m"}],
         )
+
+
+def _full_quarantine_row(**changes: object) -> dict[str, object]:
+    row: dict[str, object] = {
+        "run_id": "r", "benchmark": "b", "source": "s", "location": "l", "line_no": 3,
+        "line_end": None, "n_lines": None, "reason": "x", "message": "m", "excerpt": None,
+    }  # fmt: skip
+    row.update(changes)
+    return row
+
+
+def test_conform_rows_reads_full_rows_as_cell_by_cell_does() -> None:
+    """Rows holding every column take the transposing path; mixing in one short row takes
+    the cell-by-cell one: the same rows give the same table either way."""
+    full = [_full_quarantine_row(line_no=i, excerpt=f"e{i}") for i in range(5)]
+    assert set(full[0]) == set(arrow_schema("quarantine").names)
+    short = {k: v for k, v in _full_quarantine_row(line_no=9).items() if k != "excerpt"}
+    mixed = conform_rows("quarantine", [*full, short])
+    alone = conform_rows("quarantine", full)
+    assert mixed.slice(0, 5).equals(alone)
+    assert mixed.column("excerpt").to_pylist() == ["e0", "e1", "e2", "e3", "e4", None]
+    assert alone.column("line_no").to_pylist() == [0, 1, 2, 3, 4]
+
+
+def test_conform_rows_rejects_a_stranger_among_as_many_keys() -> None:
+    """A row with as many keys as the table has columns, one of them unknown, is refused."""
+    row = _full_quarantine_row()
+    del row["excerpt"]
+    row["excerptt"] = "typo"
+    with pytest.raises(ValueError, match=r"columns the schema lacks: \['excerptt'\]"):
+        conform_rows("quarantine", [_full_quarantine_row(), row])
+
+
+def test_building_arrays_does_not_import_pandas() -> None:
+    """pyarrow's first array would import pandas (0.4 s, 50 MB per process) to ask whether
+    a list is a pandas object; conform_rows lets it ask with pandas hidden. pandas stays
+    usable afterwards for whoever wants it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from deskscore.schemas import conform_rows\n"
+        "import pyarrow as pa\n"
+        "row = dict(run_id='r', benchmark='b', source='s', location='l', reason='x', message='m')\n"
+        "t = conform_rows('quarantine', [row])\n"
+        "pa.array([1, 2]); pa.array(['x'])\n"
+        "assert 'pandas' not in sys.modules, 'pandas was imported'\n"
+        "try:\n"
+        "    import pandas  # noqa\n"
+        "except ImportError:\n"
+        "    sys.exit(0)\n"
+        "assert len(t.to_pandas()) == 1\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -238,3 +238,30 @@ def test_a_run_of_bad_lines_is_one_row_and_ingest_and_check_count_every_line(tmp
     run_score(ScoreOptions(str(wh), max_steps_scoring=15, workers=1))
     board = connect(wh).sql("SELECT DISTINCT n_quarantined FROM leaderboard").fetchall()
     assert board == [(5003,)]
+
+
+def test_a_source_of_one_run_is_opened_once_and_one_of_several_spreads_its_runs(
+    small_archive, tmp_path, monkeypatch
+) -> None:
+    """The worker that lists a source of one run reads that run with the source still open
+    (a zip's central directory parsed once, not twice); a source of several runs is listed,
+    then its runs are handed out, each worker opening it once."""
+    import deskscore.collectors.source as source_module
+
+    opened: list[str] = []
+    real = source_module.open_source
+
+    def counting(uri: str, *args: object, **kwargs: object) -> object:
+        opened.append(Path(uri).name)
+        return real(uri, *args, **kwargs)
+
+    monkeypatch.setattr(source_module, "open_source", counting)
+    zip_path, results = small_archive["zip"], small_archive["results"]
+    result = run_ingest(
+        IngestOptions(str(tmp_path), sources=(str(zip_path), str(results)), engine="direct")
+    )
+    assert result.runs_found == result.runs_written == 3
+    assert opened.count(zip_path.name) == 1
+    assert opened.count(results.name) == 2  # listed, then opened once by the one worker
+    runs = Warehouse(tmp_path).read("runs", columns=["source"]).column(0).to_pylist()
+    assert sorted(Path(s).name for s in runs) == sorted([zip_path.name] + [results.name] * 2)
