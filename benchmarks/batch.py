@@ -41,6 +41,8 @@ from pathlib import Path
 
 from deskscore.pipelines.cli.output import render
 
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # timed commands keep bytecode, as a user's do
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_HUMAN = ROOT.parent / "shared" / "reference-data" / "osworld-human"
 FIGURES = ("Original OSWorld Result:", "Single Action WES+:", "Grouped Action WES+:", "WES-:")

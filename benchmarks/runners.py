@@ -24,12 +24,15 @@ it removes what it wrote unless --keep.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # timed commands keep bytecode, as a user's do
 
 JOBS = ("ingest", "hash", "score")
 RUNNERS = ("default", "dask", "portable")

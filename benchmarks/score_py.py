@@ -15,6 +15,7 @@ This is a script, not a test: it writes to a temporary folder and removes it aft
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,8 @@ from pathlib import Path
 from deskscore.collectors.human import load_bundled
 from deskscore.collectors.synthetic import load_profiles
 from deskscore.collectors.synthetic import write_run as synthetic_run
+
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # timed commands keep bytecode, as a user's do
 
 ROOT = Path(__file__).resolve().parents[1]
 OURS = ROOT / "score.py"

@@ -41,6 +41,8 @@ from urllib.request import urlopen
 
 from deskscore.pipelines.cli.output import render
 
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # timed commands keep bytecode, as a user's do
+
 CHROMIUM = "/usr/bin/chromium"
 FIRST_SCREEN = 3
 """Screenshots visible on the first screen of an episode page (1500x1000 window)."""
