@@ -164,6 +164,7 @@ class DirSource(Source):
         self.problems = []
         self._files: list[str] | None = None
         self._listed: frozenset[str] = frozenset()
+        self._real_dirs: dict[str, str] = {}
         if not os.path.isdir(self.uri):
             raise SourceError(self.uri, "is not a folder; give a run folder, a .zip or a URL")
 
@@ -247,8 +248,21 @@ class DirSource(Source):
         return list(self._files)
 
     def _inside(self, full: str) -> bool:
-        real = os.path.realpath(full)
+        real = self._realpath(full)
         return real == self._root_real or real.startswith(self._root_real + os.sep)
+
+    def _realpath(self, full: str) -> str:
+        """os.path.realpath(full), resolving each folder once: a run's files share a few
+        folders, and resolving a deep path costs a system call per component (`full` holds
+        no '..' or '.': `_unsafe_reason` refuses those first). A file that is itself a
+        symlink is resolved whole."""
+        folder, name = os.path.split(full)
+        if not name or os.path.islink(full):
+            return os.path.realpath(full)
+        real = self._real_dirs.get(folder)
+        if real is None:
+            real = self._real_dirs[folder] = os.path.realpath(folder)
+        return os.path.join(real, name)
 
     def _full(self, path: str) -> str:
         """The local path of a source path; anything that could lead outside is refused."""

@@ -59,6 +59,22 @@ def test_symlink_out_of_the_folder_is_reported_not_followed(tmp_path: Path, writ
         fresh.read_bytes("link.txt")
 
 
+def test_folders_resolved_once_still_refuse_a_folder_link_out_and_allow_one_in(
+    tmp_path: Path, write_tree
+) -> None:
+    """Reading resolves each folder once (a run's files share a few): a folder that links
+    out of the source is refused whenever it is read, one linking inside it is read."""
+    write_tree(tmp_path, {"outside/secret.txt": b"secret", "src/run/in.txt": b"x"})
+    os.symlink(tmp_path / "outside", tmp_path / "src" / "out")
+    os.symlink(tmp_path / "src" / "run", tmp_path / "src" / "alias")
+    src = open_source(str(tmp_path / "src"))  # not listed: every read is checked
+    for _ in range(2):
+        assert src.read_bytes("run/in.txt") == b"x"
+        assert src.read_bytes("alias/in.txt") == b"x"
+        with pytest.raises(SourceError, match="refusing"):
+            src.read_bytes("out/secret.txt")
+
+
 def test_zip_is_read_in_place_skipping_macos_entries_and_folders(tmp_path: Path) -> None:
     members = [(f"prefix/{k}", v) for k, v in TREE.items()]
     members += [("__MACOSX/prefix/run/._args.json", b"junk"), ("__MACOSX/._top.txt", b"junk")]
