@@ -5,7 +5,8 @@ of the desktop set is set up on a folder desktop as test_desktop_tasks does, and
 states: untouched (what its setup leaves) and solved (its SOLUTIONS entry applied). In each
 state each of the task's metrics is called on the same files through this project's
 implementation and through OSWorld's, and the verdicts must be the same, except where
-EXPECTED_DIFFERENCES records a deliberate difference and why.
+EXPECTED_DIFFERENCES records a deliberate difference and why. A few files the task states do
+not reach (EDGE_CASES) pin the places where the two sides once read a file differently.
 
 The arguments are made as each side's getters hand them over: both sides get the same
 `rule`s, command outputs, Chromium profile data and generated gold files; OSWorld's `vm_file`
@@ -178,3 +179,90 @@ def test_metric_gives_osworlds_verdict_on_the_same_files(
         assert ours == osworlds, (func, state, ours, osworlds)
     else:
         assert ours != osworlds, f"expected to differ ({why}), but both score {ours}"
+
+
+# ---- files the task states do not reach: where the two sides once read a file differently
+
+
+def _docx_file(path: Path, paragraphs: list[list[str]]) -> str:
+    """A document whose paragraphs hold these runs' texts, set in Liberation Serif."""
+    import docx
+
+    doc = docx.Document()
+    for runs in paragraphs:
+        p = doc.add_paragraph()
+        for text in runs:
+            p.add_run(text).font.name = "Liberation Serif"
+    doc.save(str(path))
+    return str(path)
+
+
+def _joined_paragraphs(tmp: Path) -> tuple[list[Any], dict[str, Any]]:
+    a = _docx_file(tmp / "a.docx", [["Hello world"], ["Second"]])
+    return [a, _docx_file(tmp / "b.docx", [["Hello worldSecond"]])], {}
+
+
+def _blank_run_in_another_font(tmp: Path) -> tuple[list[Any], dict[str, Any]]:
+    import docx
+
+    path = _docx_file(tmp / "a.docx", [["Title"], ["Body", " "]])
+    doc = docx.Document(path)
+    doc.paragraphs[1].runs[1].font.name = "DejaVu Sans"
+    doc.save(path)
+    return [path, {"font_name": "Liberation Serif"}], {}
+
+
+def _break_before_only(tmp: Path) -> tuple[list[Any], dict[str, Any]]:
+    import docx
+
+    path = _docx_file(tmp / "a.docx", [["One"], ["Two"]])
+    doc = docx.Document(path)
+    doc.paragraphs[1].paragraph_format.page_break_before = True
+    doc.save(path)
+    return [path, {}], {}
+
+
+def _unstruck_blank_run(tmp: Path) -> tuple[list[Any], dict[str, Any]]:
+    import docx
+
+    gold = _docx_file(tmp / "gold.docx", [["Keep"], ["Strike me"]])
+    path = _docx_file(tmp / "a.docx", [["Keep"], ["Strike me", " "]])
+    doc = docx.Document(path)
+    doc.paragraphs[1].runs[0].font.strike = True
+    doc.save(path)
+    return [path, gold], {}
+
+
+def _same_folder_twice(tmp: Path) -> tuple[list[Any], dict[str, Any]]:
+    work = {"type": "folder", "name": "Work", "children": []}
+    roots = {"bookmark_bar": {"type": "folder", "children": [work, dict(work)]}}
+    return [roots, {"type": "bookmark_bar_folders_names", "names": ["Work"]}], {}
+
+
+def _one_instance_left_at_default(tmp: Path) -> tuple[list[Any], dict[str, Any]]:
+    path = tmp / "vlcrc"
+    path.write_text("[core]\n#one-instance-when-started-from-file=1\n", encoding="utf-8")
+    return [str(path), {"expected_one_instance_when_started_from_file": 1}], {}
+
+
+EDGE_CASES = [
+    ("compare_docx_files", _joined_paragraphs),
+    ("compare_font_names", _blank_run_in_another_font),
+    ("contains_page_break", _break_before_only),
+    ("evaluate_strike_through_last_paragraph", _unstruck_blank_run),
+    ("is_expected_bookmarks", _same_folder_twice),
+    ("check_one_instance_when_started_from_file", _one_instance_left_at_default),
+]
+
+
+@pytest.mark.parametrize(("func", "build"), EDGE_CASES, ids=[b.__name__[1:] for _, b in EDGE_CASES])
+def test_metric_gives_osworlds_verdict_on_edge_files(
+    osworld: Path,
+    func: str,
+    build: Callable[[Path], tuple[list[Any], dict[str, Any]]],
+    tmp_path: Path,
+) -> None:
+    theirs = _osworld_metric(osworld, func)
+    assert theirs is not None, f"OSWorld has no metric {func}"
+    args, options = build(tmp_path)
+    assert float(METRICS[func](*args, **options)) == float(theirs(*args, **options))
