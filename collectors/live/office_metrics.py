@@ -409,7 +409,8 @@ def is_expected_bookmarks(bookmarks: Mapping[str, Any] | None, rule: Mapping[str
 
 def check_enabled_experiments(enabled: list[str] | None, rule: Mapping[str, Any]) -> float:
     """OSWorld's check_enabled_experiments (type "names"): the enabled chrome://flags
-    entries are exactly rule["names"], in any order."""
+    entries are exactly rule["names"], in any order. Entries compare whole ("name@1" is
+    Enabled, "name@2" Disabled), where OSWorld's drops the "@N" and so passes a disabled flag."""
     if rule.get("type") != "names":
         raise ValueError(f"check_enabled_experiments rule {rule.get('type')!r}")
     return float(sorted(enabled or []) == sorted(rule["names"]))
@@ -508,7 +509,8 @@ def _same_folder(value: str, want: str) -> bool:
 
 def is_vlc_recordings_folder(actual_config_path: str | None, rule: Mapping[str, Any]) -> float:
     """OSWorld's is_vlc_recordings_folder: vlcrc's input-record-path is
-    rule["recording_file_path"] (a "~/" path matches that folder under any home)."""
+    rule["recording_file_path"] (a "~/" path matches that folder under any home, as the
+    desktop user's home differs between providers; OSWorld's compares the text)."""
     options = read_vlcrc(actual_config_path)
     if options is None or "input-record-path" not in options:
         return 0.0
