@@ -104,8 +104,16 @@ def writer_strike_last(home: Path) -> None:
 
 
 def writer_page_break(home: Path) -> None:
+    from docx.enum.text import WD_BREAK
+
     def edit(doc: object) -> None:
-        doc.paragraphs[-1].paragraph_format.page_break_before = True  # type: ignore[attr-defined]
+        # A run holding <w:br w:type="page"/> opens the last paragraph: what Writer saves
+        # for Ctrl+Enter there.
+        last = doc.paragraphs[-1]  # type: ignore[attr-defined]
+        first = last.runs[0]._r
+        brk = last.add_run()
+        brk.add_break(WD_BREAK.PAGE)
+        first.addprevious(brk._r)
 
     _docx(home / DESKTOP / "notes_break.docx", edit)
 

@@ -201,15 +201,16 @@ def _docx(path: str | None) -> Any:
 
 
 def compare_docx_files(file1: str | None, file2: str | None, **options: Any) -> float:
-    """OSWorld's compare_docx_files on the paragraphs' text: equal (by default ignoring
-    blanks; `ignore_case` too) -> 1, else 0."""
+    """OSWorld's compare_docx_files on the paragraphs' text: equal (by default with every run of
+    blanks, line ends included, read as one space; `ignore_case` too) -> 1, else 0."""
     a, b = _docx(file1), _docx(file2)
     if a is None or b is None:
         return 0.0
     ta = [p.text for p in a.paragraphs]
     tb = [p.text for p in b.paragraphs]
     if options.get("ignore_blanks", True):
-        x, y = re.sub(r"\s+", "", "".join(ta)), re.sub(r"\s+", "", "".join(tb))
+        x = re.sub(r"\s+", " ", "\n".join(ta)).strip()
+        y = re.sub(r"\s+", " ", "\n".join(tb)).strip()
     else:
         x, y = "\n".join(t.rstrip() for t in ta).strip(), "\n".join(t.rstrip() for t in tb).strip()
     if options.get("ignore_case", False):
@@ -218,12 +219,13 @@ def compare_docx_files(file1: str | None, file2: str | None, **options: Any) -> 
 
 
 def compare_font_names(docx_file: str | None, rules: Mapping[str, Any], **_: Any) -> float:
-    """OSWorld's compare_font_names: every run with text is set in rules["font_name"]."""
+    """OSWorld's compare_font_names: every run of every paragraph is set in
+    rules["font_name"]."""
     doc = _docx(docx_file)
     if doc is None:
         return 0.0
-    runs = [r for p in doc.paragraphs for r in p.runs if r.text.strip()]
-    return float(bool(runs) and all(r.font.name == rules["font_name"] for r in runs))
+    runs = [r for p in doc.paragraphs for r in p.runs]
+    return float(all(r.font.name == rules["font_name"] for r in runs))
 
 
 def is_first_line_centered(docx_file: str | None, **_: Any) -> float:
@@ -237,17 +239,16 @@ def is_first_line_centered(docx_file: str | None, **_: Any) -> float:
 
 
 def _page_breaks(doc: Any) -> int:
+    """Page breaks in the paragraphs' runs (`<w:br w:type="page"/>`, which Writer saves for
+    Ctrl+Enter), as OSWorld counts them; a paragraph's "page break before" is not one."""
     from docx.oxml.ns import qn
 
-    count = 0
-    for p in doc.paragraphs:
-        ppr = p._p.pPr
-        if ppr is not None and ppr.find(qn("w:pageBreakBefore")) is not None:
-            count += 1
-        for br in p._p.iter(qn("w:br")):
-            if br.get(qn("w:type")) == "page":
-                count += 1
-    return count
+    return sum(
+        br.get(qn("w:type")) == "page"
+        for p in doc.paragraphs
+        for r in p.runs
+        for br in r._r.iter(qn("w:br"))
+    )
 
 
 def contains_page_break(docx_file: str | None, rules: Mapping[str, Any] | None = None) -> float:
@@ -263,17 +264,13 @@ def contains_page_break(docx_file: str | None, rules: Mapping[str, Any] | None =
 
 def evaluate_strike_through_last_paragraph(file1: str | None, file2: str | None) -> float:
     """OSWorld's evaluate_strike_through_last_paragraph: the text is that of file2 and
-    every run of the last paragraph with text is struck through."""
+    every run of the last paragraph is struck through."""
     a, b = _docx(file1), _docx(file2)
     if a is None or b is None:
         return 0.0
-    if compare_docx_files(file1, file2) != 1.0:
+    if compare_docx_files(file1, file2) != 1.0 or not a.paragraphs:
         return 0.0
-    paragraphs = [p for p in a.paragraphs if p.text.strip()]
-    if not paragraphs:
-        return 0.0
-    runs = [r for r in paragraphs[-1].runs if r.text.strip()]
-    return float(bool(runs) and all(r.font.strike for r in runs))
+    return float(all(r.font.strike for r in a.paragraphs[-1].runs))
 
 
 # --------------------------------------------------------------------------- slides
@@ -396,23 +393,24 @@ def check_brightness_decrease_and_structure_sim(
 def is_expected_bookmarks(bookmarks: Mapping[str, Any] | None, rule: Mapping[str, Any]) -> float:
     """OSWorld's is_expected_bookmarks: the bookmark bar's folder names
     (`bookmark_bar_folders_names`: rule["names"]) or its links' URLs
-    (`bookmark_bar_websites_urls`: rule["urls"]) are exactly those given, in any order."""
+    (`bookmark_bar_websites_urls`: rule["urls"]) are exactly those given, as sets."""
     if not bookmarks:
         return 0.0
     children = (bookmarks.get("bookmark_bar") or {}).get("children") or []
     kind = rule.get("type")
     if kind == "bookmark_bar_folders_names":
         names = [c.get("name") for c in children if c.get("type") == "folder"]
-        return float(sorted(names) == sorted(rule["names"]))
+        return float(set(names) == set(rule["names"]))
     if kind == "bookmark_bar_websites_urls":
         urls = [c.get("url") for c in children if c.get("type") == "url"]
-        return float(sorted(urls) == sorted(rule["urls"]))
+        return float(set(urls) == set(rule["urls"]))
     raise ValueError(f"is_expected_bookmarks rule {kind!r}")
 
 
 def check_enabled_experiments(enabled: list[str] | None, rule: Mapping[str, Any]) -> float:
     """OSWorld's check_enabled_experiments (type "names"): the enabled chrome://flags
-    entries are exactly rule["names"], in any order."""
+    entries are exactly rule["names"], in any order. Entries compare whole ("name@1" is
+    Enabled, "name@2" Disabled), where OSWorld's drops the "@N" and so passes a disabled flag."""
     if rule.get("type") != "names":
         raise ValueError(f"check_enabled_experiments rule {rule.get('type')!r}")
     return float(sorted(enabled or []) == sorted(rule["names"]))
@@ -479,13 +477,6 @@ def read_vlcrc(path: str | None) -> dict[str, str] | None:
     return out
 
 
-def _vlc_option(path: str | None, key: str, want: Any) -> float:
-    options = read_vlcrc(path)
-    if options is None or key not in options:
-        return 0.0
-    return float(options[key] == str(want))
-
-
 def check_global_key_play_pause(actual_config_path: str | None, rule: Mapping[str, Any]) -> float:
     """OSWorld's metric: whether vlcrc binds a global Play/Pause hotkey (1: a key is set on
     global-key-play-pause; 0: none, the option commented out or empty) is the rule's."""
@@ -499,12 +490,13 @@ def check_global_key_play_pause(actual_config_path: str | None, rule: Mapping[st
 def check_one_instance_when_started_from_file(
     actual_config_path: str | None, rule: Mapping[str, Any]
 ) -> float:
-    """OSWorld's metric: vlcrc sets one-instance-when-started-from-file to the rule's value."""
-    return _vlc_option(
-        actual_config_path,
-        "one-instance-when-started-from-file",
-        rule["expected_one_instance_when_started_from_file"],
-    )
+    """OSWorld's metric: vlcrc's one-instance-when-started-from-file (VLC's default 1 when
+    unset) is the rule's value."""
+    options = read_vlcrc(actual_config_path)
+    if options is None:
+        return 0.0
+    value = options.get("one-instance-when-started-from-file", "1")
+    return float(value == str(rule["expected_one_instance_when_started_from_file"]))
 
 
 def _same_folder(value: str, want: str) -> bool:
@@ -517,7 +509,8 @@ def _same_folder(value: str, want: str) -> bool:
 
 def is_vlc_recordings_folder(actual_config_path: str | None, rule: Mapping[str, Any]) -> float:
     """OSWorld's is_vlc_recordings_folder: vlcrc's input-record-path is
-    rule["recording_file_path"] (a "~/" path matches that folder under any home)."""
+    rule["recording_file_path"] (a "~/" path matches that folder under any home, as the
+    desktop user's home differs between providers; OSWorld's compares the text)."""
     options = read_vlcrc(actual_config_path)
     if options is None or "input-record-path" not in options:
         return 0.0
