@@ -1,8 +1,8 @@
 """The `qemu` provider: the sandbox desktop in a virtual machine, one per episode.
 
 The VM boots the disk of `sandbox/disk.py` (the sandbox's file system with a Debian kernel)
-straight from its kernel and initrd, on KVM when /dev/kvm can be opened and on QEMU's emulator
-(TCG, many times slower) with a warning otherwise. Every episode runs on a fresh qcow2 overlay of
+straight from its kernel and initrd, on KVM when /dev/kvm is hardware KVM this process can open,
+and on QEMU's emulator (TCG, several times slower) with a warning otherwise (`kvm_problem`). Every episode runs on a fresh qcow2 overlay of
 the read-only base, so each task starts from the same state and nothing it writes survives (what
 OSWorld gets from reverting its VM to a snapshot).
 
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import shutil
@@ -71,14 +72,22 @@ def runtime_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"deskscore-vms-{os.getuid()}"
 
 
-def kvm_usable() -> bool:
-    """Whether this process can open /dev/kvm for reading and writing."""
+def kvm_problem(sys_module: Path = Path("/sys/module")) -> str | None:
+    """Why QEMU cannot use KVM here for a stock Debian kernel; None when it can.
+
+    /dev/kvm must open for reading and writing, and it must be hardware KVM: a machine that is
+    itself a VM may offer KVM through PVM (the kvm_pvm module, no kvm_intel or kvm_amd), which
+    runs only guest kernels built for PVM; a Debian kernel hangs there at its first
+    instructions."""
     try:
         fd = os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC)
-    except OSError:
-        return False
+    except OSError as e:
+        return f"/dev/kvm cannot be opened ({e.strerror}); add this user to group kvm"
     os.close(fd)
-    return True
+    hardware = any((sys_module / m).exists() for m in ("kvm_intel", "kvm_amd"))
+    if (sys_module / "kvm_pvm").exists() and not hardware:
+        return "/dev/kvm is PVM (kvm_pvm), which boots only kernels built for PVM guests"
+    return None
 
 
 def memory_available_mb() -> int:
@@ -233,12 +242,12 @@ class QemuProvider(Provider):
 
     def _accel(self) -> str:
         if self.accel is None:
-            if kvm_usable():
+            problem = kvm_problem()
+            if problem is None:
                 self.accel = "kvm"
             else:
                 warnings.warn(
-                    "/dev/kvm cannot be opened: the VM runs on QEMU's emulator (TCG), many "
-                    "times slower; give this user access to /dev/kvm (group kvm) for speed",
+                    f"{problem}: the VM runs on QEMU's emulator (TCG), several times slower",
                     stacklevel=3,
                 )
                 self.accel = "tcg"
@@ -261,7 +270,9 @@ class QemuProvider(Provider):
             "-machine",
             f"q35,accel={accel}",
             "-cpu",
-            "host" if accel == "kvm" else "max",
+            # The host's CPU, less IA32_ARCH_CAPABILITIES: KVM inside a VM (CI, cloud
+            # machines) refuses to set that register and QEMU aborts.
+            "host,arch-capabilities=off" if accel == "kvm" else "max",
             "-m",
             str(self.memory_mb),
             "-smp",
@@ -336,6 +347,8 @@ class QemuProvider(Provider):
         (folder / RECORD).write_text(
             json.dumps({"owner": owner_label(), "run_id": self.run_id, "pid": self.process.pid})
         )
+        if incoming is not None:
+            self._resume(folder)
         self.timings["qemu"] = time.monotonic() - t
         url = f"http://127.0.0.1:{port}"
         wait_until_answers(
@@ -346,6 +359,29 @@ class QemuProvider(Provider):
         )
         self.timings["ready"] = time.monotonic() - t
         return url
+
+    def _resume(self, folder: Path, timeout_s: float = 120.0) -> None:
+        """Run the VM once its saved state is loaded: it was paused when saved, and a
+        migrated VM keeps that run state."""
+        sock = folder / "qmp.sock"
+        deadline = time.monotonic() + timeout_s
+        while True:
+            reason = self._death(folder)
+            if reason:
+                raise ProviderError(f"VM {folder.name} stopped while loading its state: {reason}")
+            status = None
+            if sock.exists():
+                with contextlib.suppress(OSError, ProviderError, ValueError):
+                    [info] = qmp(sock, {"execute": "query-status"})
+                    status = info.get("status")
+            if status == "running":
+                return
+            if status not in (None, "inmigrate"):
+                qmp(sock, {"execute": "cont"})
+                return
+            if time.monotonic() > deadline:
+                raise ProviderError(f"VM {folder.name} did not load its state in {timeout_s:g} s")
+            time.sleep(0.05)
 
     def _death(self, folder: Path) -> str | None:
         if self.process is None or self.process.poll() is None:
@@ -373,9 +409,14 @@ class QemuProvider(Provider):
         self.folder = self._new_folder()
         try:
             if state is not None:
-                self.base_url = self._launch(self.folder, state / STATE_DISK, state / STATE)
-            else:
-                self.base_url = self._launch(self.folder, self.disk.base)
+                try:
+                    self.base_url = self._launch(self.folder, state / STATE_DISK, state / STATE)
+                    return self.base_url
+                except ProviderError as e:
+                    warnings.warn(f"resuming the saved state failed ({e}); booting", stacklevel=2)
+                    self.stop()
+                    self.folder = self._new_folder()
+            self.base_url = self._launch(self.folder, self.disk.base)
         except ProviderError as e:
             tail = _tail(self.folder)
             self.stop()
@@ -426,9 +467,24 @@ def _tail(folder: Path | None, lines: int = 15) -> str:
     return "\n".join(out)
 
 
+@functools.cache
+def qemu_version(qemu: str) -> str:
+    """QEMU's version number (a saved state loads only into the QEMU that saved it)."""
+    try:
+        out = subprocess.run([qemu, "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return "unknown"
+    words = out.split()
+    return (
+        words[3] if len(words) > 3 and words[:3] == ["QEMU", "emulator", "version"] else "unknown"
+    )
+
+
 def state_folder(provider: QemuProvider) -> Path:
     """Where the saved VM state of a disk, memory size, CPU count and accelerator is kept."""
-    key = f"{provider.memory_mb}m-{provider.cpus}c-{provider._accel()}"
+    key = (
+        f"{provider.memory_mb}m-{provider.cpus}c-{provider._accel()}-{qemu_version(provider.qemu)}"
+    )
     return provider.disk.folder / f"state-{key}"
 
 
@@ -494,7 +550,7 @@ __all__ = [
     "QemuProvider",
     "cleanup_vm_leftovers",
     "ensure_state",
-    "kvm_usable",
+    "kvm_problem",
     "memory_available_mb",
     "parallel_bound",
     "qmp",

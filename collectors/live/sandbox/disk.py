@@ -2,13 +2,13 @@
 
 `build_rootfs` (build.py) lays down the same file system as the container image, with the same
 packages and `VM_PACKAGES` added (the kernel, whose initramfs mounts the virtio disk, and `ip`
-for the network); vm-init.sh is process 1. The folder becomes an ext4 file system without a loop
+for the network); vm-init.sh is process 1 and vm-relay.py takes the controller's connections. The folder becomes an ext4 file system without a loop
 mount (`mkfs.ext4 -d`), then a qcow2 base (`qemu-img convert`); the kernel and initrd are copied
 out beside it for QEMU's direct boot (`-kernel/-initrd`, no boot loader).
 
 The result sits in the cache folder (`$XDG_CACHE_HOME/deskscore/vm/<tag>`, by default under
 ~/.cache) under a tag that hashes everything deciding its content (the container image's files,
-this file, vm-init.sh), so an unchanged disk is never rebuilt. A build is made in a temporary
+this file, vm-init.sh, vm-relay.py), so an unchanged disk is never rebuilt. A build is made in a temporary
 folder beside it and renamed into place, so a killed build leaves no half disk.
 
 Needs root (debootstrap, chroot, reading every file for mkfs), debootstrap, mkfs.ext4 (e2fsprogs)
@@ -31,7 +31,7 @@ from deskscore.collectors.live.sandbox import build
 HERE = Path(__file__).resolve().parent
 VM_PACKAGES = ("linux-image-amd64", "iproute2")
 """Installed in the VM's file system on top of build.PACKAGES."""
-VM_FILES = ("disk.py", "vm-init.sh")
+VM_FILES = ("disk.py", "vm-init.sh", "vm-relay.py")
 INIT = "/opt/deskscore/vm-init.sh"
 FREE_SPACE_MB = 1024
 """Room left on the disk for what tasks write."""
@@ -139,6 +139,7 @@ def prepare_boot(root: Path, out: Path) -> None:
     init.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(HERE / "vm-init.sh", init)
     init.chmod(0o755)
+    shutil.copyfile(HERE / "vm-relay.py", init.parent / "vm-relay.py")
     for modules in (root / "lib/modules").glob("*"):
         for sub in PRUNED_MODULES:
             shutil.rmtree(modules / "kernel" / sub, ignore_errors=True)

@@ -17,6 +17,7 @@ mount -o remount,rw / 2>/dev/null
 hostname deskscore-vm
 
 modprobe virtio_net 2>/dev/null
+modprobe virtio_rng 2>/dev/null
 ip link set lo up
 iface=""
 for _ in $(seq 50); do
@@ -32,11 +33,14 @@ ip link set "$iface" up
 ip route add default via 10.0.2.2
 echo "nameserver 10.0.2.3" >/etc/resolv.conf
 
-# The container's image settings (build.py's import_image), then the session on the guest's
-# address: QEMU forwards 127.0.0.1:PORT on the host to it, and nothing else reaches the guest.
+# The controller listens on the guest's loopback only, as in the container; vm-relay.py takes
+# the connections QEMU forwards from the host's 127.0.0.1:PORT to the guest's address there.
+# Then the container's image settings (build.py's import_image) and the same session.
 cd /home/user || exit 1
+setpriv --reuid=1000 --regid=1000 --init-groups \
+    python3 /opt/deskscore/vm-relay.py 10.0.2.15 5000 127.0.0.1 5000 </dev/null &
 exec setpriv --reuid=1000 --regid=1000 --init-groups env -i \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     LANG=C.UTF-8 HOME=/home/user USER=user LOGNAME=user DISPLAY=:0 \
     DESKSCORE_OPENER=l3afpad \
-    python3 /opt/deskscore/desktop.py --display :0 --host 10.0.2.15 --port 5000 --quiet
+    python3 /opt/deskscore/desktop.py --display :0 --host 127.0.0.1 --port 5000 --quiet

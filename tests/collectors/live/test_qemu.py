@@ -18,6 +18,7 @@ from deskscore.collectors.live.providers import owner_label, provider_from_spec
 from deskscore.collectors.live.qemu import (
     QemuProvider,
     cleanup_vm_leftovers,
+    kvm_problem,
     parallel_bound,
     qmp,
 )
@@ -58,6 +59,19 @@ def test_parallel_vms_are_bounded_by_available_memory() -> None:
     assert parallel_bound(16, 1000, available_mb=10_000) == 8  # 80 % of 10 GB
     assert parallel_bound(3, 4000, available_mb=2_000) == 1  # one at least
     assert parallel_bound(5, 1000, available_mb=0) == 5  # unknown: as asked
+
+
+def test_pvm_kvm_is_not_taken_for_hardware_kvm(tmp_path: Path) -> None:
+    for module in ("kvm", "kvm_pvm"):
+        (tmp_path / "pvm" / module).mkdir(parents=True)
+        (tmp_path / "amd" / module.replace("pvm", "amd")).mkdir(parents=True)
+    try:
+        os.close(os.open("/dev/kvm", os.O_RDWR))
+    except OSError:  # no KVM for this process at all: said so, whatever the modules
+        assert "cannot be opened" in (kvm_problem(tmp_path / "amd") or "")
+        return
+    assert "PVM" in (kvm_problem(tmp_path / "pvm") or "")
+    assert kvm_problem(tmp_path / "amd") is None
 
 
 def test_boot_files_are_copied_out_and_unused_modules_dropped(tmp_path: Path) -> None:

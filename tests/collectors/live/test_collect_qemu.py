@@ -1,0 +1,87 @@
+"""`deskscore collect` on the qemu provider: the same sandbox tasks and scripted agent as on the
+docker provider, each episode in a VM of its own, recording the same verdicts and steps."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deskscore.collectors.live.qemu import runtime_dir
+from deskscore.collectors.live.sandbox.build import BuildError
+from deskscore.collectors.live.sandbox.disk import DiskImage, disk_image, ensure_disk
+from deskscore.collectors.live.tasks import load_tasks
+from deskscore.collectors.warehouse import Warehouse
+from deskscore.pipelines.cli.main import main
+
+from .conftest import unavailable
+
+ROOT = Path(__file__).resolve().parents[3]
+PICKED = ("L1_editor_fix_letter", "L2_os_backup_config", "INTERACTIVE_os_greeting_change")
+"""A text edit through the editor's window, shell commands, a simulated user's new instruction."""
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def vm_disk() -> DiskImage:
+    """The VM disk of this source tree; built here when missing and this machine can build it
+    (root, debootstrap, qemu-img; a few minutes once)."""
+    if shutil.which("qemu-system-x86_64") is None or shutil.which("qemu-img") is None:
+        unavailable("QEMU is not installed (apt-get install qemu-system-x86 qemu-utils)")
+    image = disk_image()
+    if image.exists():
+        return image
+    if os.geteuid() != 0 or shutil.which("debootstrap") is None:
+        unavailable(f"VM disk {image.tag} is not built and this machine cannot build it")
+    try:
+        return ensure_disk().disk
+    except BuildError as e:
+        pytest.fail(f"building the VM disk failed: {e}")
+
+
+def _collect(tmp_path: Path, provider: list[str], name: str) -> Warehouse:
+    tasks = [t for t in load_tasks().tasks if t["id"] in PICKED]
+    (tmp_path / "tasks.json").write_text(json.dumps(tasks))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["collect", "--tasks", str(tmp_path / "tasks.json"),
+                     "--agent", f"scripted:{ROOT / 'datasets' / 'sandbox_plans.json'}",
+                     *provider, "--warehouse", str(tmp_path / name), "--benchmark", "sandbox",
+                     "--settle", "0.3"])  # fmt: skip
+    assert code == 0, out.getvalue()
+    return Warehouse(tmp_path / name)
+
+
+def _verdicts(wh: Warehouse) -> dict[str, Any]:
+    """What a run recorded, without what differs between any two runs (ids, times, images)."""
+    episodes = {
+        e["task_id"]: (e["result_status"], e["score"]) for e in wh.read("episodes").to_pylist()
+    }
+    steps: dict[str, list[Any]] = {}
+    for s in sorted(wh.read("steps").to_pylist(), key=lambda s: (s["task_id"], s["step_idx"])):
+        steps.setdefault(s["task_id"], []).append((s["action_kind"], s["action_text"]))
+    turns = sorted((r["task_id"], r["type"]) for r in wh.read("interactions").to_pylist())
+    return {"episodes": episodes, "steps": steps, "interactions": turns}
+
+
+def test_sandbox_tasks_record_the_same_verdicts_in_vms_as_in_containers(
+    vm_disk: DiskImage, docker_engine: Any, sandbox_image: str, tmp_path: Path
+) -> None:
+    before = set(runtime_dir().glob("*")) if runtime_dir().is_dir() else set()
+    in_vms = _collect(tmp_path, ["--provider", "qemu", "--parallel", "2"], "qemu")
+    in_containers = _collect(tmp_path, ["--provider", "docker", "--image", sandbox_image], "docker")
+    recorded = _verdicts(in_vms)
+    assert recorded["episodes"] == dict.fromkeys(PICKED, ("ok", 1.0))
+    assert recorded == _verdicts(in_containers)
+    [run] = in_vms.read("runs").to_pylist()
+    assert '"provider": "qemu"' in run["args_json"]
+    # every VM of the run is stopped and its folder (overlay included) removed
+    after = set(runtime_dir().glob("*")) if runtime_dir().is_dir() else set()
+    assert not {p for p in after - before if p.name.startswith(run["run_id"])}
