@@ -8,12 +8,14 @@ import io
 import json
 import os
 import shutil
+import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from deskscore.collectors.live.qemu import runtime_dir
+from deskscore.collectors.live.client import Controller
+from deskscore.collectors.live.qemu import QemuProvider, runtime_dir
 from deskscore.collectors.live.sandbox.build import BuildError
 from deskscore.collectors.live.sandbox.disk import DiskImage, disk_image, ensure_disk
 from deskscore.collectors.live.tasks import load_tasks
@@ -44,6 +46,50 @@ def vm_disk() -> DiskImage:
         return ensure_disk().disk
     except BuildError as e:
         pytest.fail(f"building the VM disk failed: {e}")
+
+
+def _listening_tcp(pid: int) -> list[tuple[str, int]]:
+    """The listening IPv4/IPv6 TCP sockets process `pid` holds, as (address, port)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    found = []
+    for kind, family in (("tcp", socket.AF_INET), ("tcp6", socket.AF_INET6)):
+        for line in Path(f"/proc/{pid}/net/{kind}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[9] in inodes and fields[3] == "0A":  # LISTEN
+                host, port = fields[1].split(":")
+                raw = bytes.fromhex(host)
+                words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+                found.append((socket.inet_ntop(family, words), int(port, 16)))
+    return found
+
+
+def test_every_vm_starts_from_the_same_state_and_listens_on_loopback_only(
+    vm_disk: DiskImage,
+) -> None:
+    base = vm_disk.base.stat()
+    with QemuProvider(vm_disk) as first:
+        assert first.base_url is not None and first.process is not None and first.folder
+        folder = first.folder
+        port = int(first.base_url.rsplit(":", 1)[1])
+        assert _listening_tcp(first.process.pid) == [("127.0.0.1", port)]
+        desktop = Controller(first.base_url)
+        wrote = desktop.execute("echo left > ~/Desktop/left.txt && whoami", shell=True)
+        assert (wrote["returncode"], wrote["output"].strip()) == (0, "user")
+        assert (folder / "overlay.qcow2").exists()
+    assert not folder.exists()  # overlay, socket and records removed with the VM
+    with QemuProvider(vm_disk) as second:
+        assert second.base_url is not None
+        listed = Controller(second.base_url).execute("ls ~/Desktop | wc -l", shell=True)
+        assert listed["output"].strip() == "0"  # the first episode's file is not there
+    after = vm_disk.base.stat()
+    assert (after.st_size, after.st_mtime_ns) == (base.st_size, base.st_mtime_ns)
 
 
 def _collect(tmp_path: Path, provider: list[str], name: str) -> Warehouse:

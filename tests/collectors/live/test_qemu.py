@@ -23,6 +23,8 @@ from deskscore.collectors.live.qemu import (
     qmp,
 )
 from deskscore.collectors.live.sandbox import disk
+from deskscore.pipelines.cli.collect import _check_vm
+from deskscore.pipelines.cli.main import main
 
 from .conftest import unavailable
 
@@ -101,6 +103,30 @@ def test_a_missing_disk_is_reported_with_the_command_that_builds_it(tmp_path: Pa
     vm = QemuProvider(disk.DiskImage("abc", tmp_path / "none"), reset="boot")
     with pytest.raises(Exception, match="sandbox build --vm"):
         vm.start()
+
+
+def test_collect_on_qemu_without_a_disk_says_how_to_build_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    plans = Path(__file__).resolve().parents[3] / "datasets" / "sandbox_plans.json"
+    code = main(["collect", "--provider", "qemu", "--agent", f"scripted:{plans}",
+                 "--warehouse", str(tmp_path / "wh")])  # fmt: skip
+    assert code == 2
+    assert "is not built; build it with `deskscore sandbox build --vm`" in capsys.readouterr().err
+    assert not (tmp_path / "wh").exists() or not any((tmp_path / "wh").rglob("*.parquet"))
+
+
+def test_parallel_vms_beyond_the_memory_are_lowered_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("base.qcow2", "vmlinuz", "initrd.img"):
+        (tmp_path / name).write_bytes(b"")
+    small = QemuProvider(disk.DiskImage("t", tmp_path), memory_mb=256)
+    assert _check_vm(small, 1) == 1 and capsys.readouterr().err == ""
+    huge = QemuProvider(disk.DiskImage("t", tmp_path), memory_mb=10**8)
+    assert _check_vm(huge, 4) == 1
+    assert "--parallel 4 lowered to 1" in capsys.readouterr().err
 
 
 def _bare_qemu(folder: Path, owner: str) -> subprocess.Popen:
