@@ -29,6 +29,7 @@ import fcntl
 import functools
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -304,7 +305,7 @@ class QemuProvider(Provider):
             str(folder / "qemu.pid"),
         ]
         if incoming is not None:
-            cmd += ["-incoming", f"exec:cat {incoming}"]
+            cmd += ["-incoming", f"exec:cat {shlex.quote(str(incoming))}"]
         return cmd
 
     def _new_folder(self) -> Path:
@@ -519,7 +520,8 @@ def ensure_state(provider: QemuProvider) -> Path:
             time.sleep(1.0)  # the window manager and controller settle
             sock = vm / "qmp.sock"
             qmp(sock, {"execute": "stop"})
-            qmp(sock, {"execute": "migrate", "arguments": {"uri": f"exec:cat > {work / STATE}"}})
+            target = shlex.quote(str(work / STATE))
+            qmp(sock, {"execute": "migrate", "arguments": {"uri": f"exec:cat > {target}"}})
             deadline = time.monotonic() + 120
             while True:
                 [info] = qmp(sock, {"execute": "query-migrate"})

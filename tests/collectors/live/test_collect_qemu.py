@@ -8,13 +8,18 @@ import io
 import json
 import os
 import shutil
+import signal
 import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from deskscore.collectors.live.client import Controller
+from deskscore.collectors.live.providers import cleanup_leftovers
 from deskscore.collectors.live.qemu import QemuProvider, runtime_dir
 from deskscore.collectors.live.sandbox.build import BuildError
 from deskscore.collectors.live.sandbox.disk import DiskImage, disk_image, ensure_disk
@@ -90,6 +95,44 @@ def test_every_vm_starts_from_the_same_state_and_listens_on_loopback_only(
         assert listed["output"].strip() == "0"  # the first episode's file is not there
     after = vm_disk.base.stat()
     assert (after.st_size, after.st_mtime_ns) == (base.st_size, base.st_mtime_ns)
+
+
+def test_the_vm_of_a_killed_run_is_removed_by_the_leftover_cleanup(
+    vm_disk: DiskImage, docker_engine: Any
+) -> None:
+    script = (
+        "import time\n"
+        "from deskscore.collectors.live.qemu import QemuProvider\n"
+        "p = QemuProvider()\n"
+        "p.start()\n"
+        "print(p.folder, p.process.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    run = subprocess.Popen([sys.executable, "-W", "ignore", "-c", script],
+                           stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        folder, pid = run.stdout.readline().split()
+    finally:
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+    assert _running(int(pid)) and Path(folder).exists()  # the VM outlived its owner
+
+    removed = cleanup_leftovers(docker_engine)
+
+    assert Path(folder).name in removed and not Path(folder).exists()
+    deadline = time.monotonic() + 10
+    while _running(int(pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(int(pid))
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` exists and is not a zombie waiting to be reaped."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
 
 
 def _collect(tmp_path: Path, provider: list[str], name: str) -> Warehouse:
