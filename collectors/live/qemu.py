@@ -15,7 +15,7 @@ Reset, two ways (`reset`):
 - "snapshot" (default): the first episode of a disk boots once, waits for the controller, and
   saves the running VM (its RAM and devices, by migration to a file) beside a disk overlay of
   that moment; every episode then starts a VM that resumes that state on an overlay of its own,
-  which skips the boot. Falls back to "boot" if the state cannot be saved.
+  which skips the boot, and waits until the guest's clock has caught up with the host's. Falls back to "boot" if the state cannot be saved.
 
 Each VM lives in a folder of its own under `runtime_dir()` (overlay, QMP socket, pid file, serial
 log, and an owner record: run id and host:pid:start-time of the process that started it), so
@@ -358,8 +358,29 @@ class QemuProvider(Provider):
             alive=lambda: self._death(folder),
             what=f"the controller of VM {folder.name}",
         )
+        if incoming is not None:
+            self._wait_for_clock(url)
         self.timings["ready"] = time.monotonic() - t
         return url
+
+    def _wait_for_clock(self, url: str, timeout_s: float = 10.0) -> None:
+        """Wait until the resumed guest's clock has caught up with the host's (vm-init.sh sets
+        it from the RTC within a second), so a task never sees the time the state was saved."""
+        from deskscore.collectors.live.client import Controller, ControllerError
+
+        controller = Controller(url)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                reply = controller.execute("date +%s", shell=True)
+                if abs(int(reply.get("output") or 0) - time.time()) <= 3:
+                    return
+            except (ControllerError, ValueError):
+                pass
+            time.sleep(0.2)
+        raise ProviderError(
+            f"the guest's clock did not catch up with the host's in {timeout_s:g} s"
+        )
 
     def _resume(self, folder: Path, timeout_s: float = 120.0) -> None:
         """Run the VM once its saved state is loaded: it was paused when saved, and a

@@ -195,6 +195,7 @@ def ensure_disk(
         )
         steps["qcow2"] = time.monotonic() - t
         raw.unlink()
+        (out / BASE).chmod(0o444)  # overlays only: the base is never written
         size = (out / BASE).stat().st_size
         seconds = time.monotonic() - started
         info = {"tag": disk.tag, "seconds": seconds, "steps": steps, "size_bytes": size}

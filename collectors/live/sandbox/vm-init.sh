@@ -33,6 +33,19 @@ ip link set "$iface" up
 ip route add default via 10.0.2.2
 echo "nameserver 10.0.2.3" >/etc/resolv.conf
 
+# The clock: a VM resumed from a saved state wakes at the time the state was saved; QEMU's RTC
+# runs on the host's clock, so the system clock follows it whenever they part by over 2 s.
+sync_clock() {
+    while :; do
+        if read -r rtc </sys/class/rtc/rtc0/since_epoch 2>/dev/null; then
+            drift=$((rtc - $(date +%s)))
+            if [ "$drift" -gt 2 ] || [ "$drift" -lt -2 ]; then date -s "@$rtc" >/dev/null; fi
+        fi
+        sleep 1
+    done
+}
+sync_clock </dev/null >/dev/null 2>&1 &
+
 # The controller listens on the guest's loopback only, as in the container; vm-relay.py takes
 # the connections QEMU forwards from the host's 127.0.0.1:PORT to the guest's address there.
 # Then the container's image settings (build.py's import_image) and the same session.

@@ -20,7 +20,7 @@ import pytest
 
 from deskscore.collectors.live.client import Controller
 from deskscore.collectors.live.providers import cleanup_leftovers
-from deskscore.collectors.live.qemu import QemuProvider, runtime_dir
+from deskscore.collectors.live.qemu import QemuProvider, kvm_problem, runtime_dir
 from deskscore.collectors.live.sandbox.build import BuildError
 from deskscore.collectors.live.sandbox.disk import DiskImage, disk_image, ensure_disk
 from deskscore.collectors.live.tasks import load_tasks
@@ -30,8 +30,12 @@ from deskscore.pipelines.cli.main import main
 from .conftest import unavailable
 
 ROOT = Path(__file__).resolve().parents[3]
-PICKED = ("L1_editor_fix_letter", "L2_os_backup_config", "INTERACTIVE_os_greeting_change")
-"""A text edit through the editor's window, shell commands, a simulated user's new instruction."""
+PICKED = ("L1_os_count_lines", "L2_os_backup_config", "INTERACTIVE_os_greeting_change")
+"""Shell commands typed into the terminal, two checks under `conj`, a simulated user's new
+instruction."""
+ON_KVM = ("L1_editor_fix_letter",)
+"""A text edit through the editor's window, on KVM only: its setup gives the editor a fixed
+second to open, which QEMU's emulator (several times slower) does not always make."""
 
 pytestmark = pytest.mark.slow
 
@@ -89,10 +93,14 @@ def test_every_vm_starts_from_the_same_state_and_listens_on_loopback_only(
         assert (wrote["returncode"], wrote["output"].strip()) == (0, "user")
         assert (folder / "overlay.qcow2").exists()
     assert not folder.exists()  # overlay, socket and records removed with the VM
+    time.sleep(4)  # the saved state is now older than the clock's tolerance (3 s)
     with QemuProvider(vm_disk) as second:
         assert second.base_url is not None
-        listed = Controller(second.base_url).execute("ls ~/Desktop | wc -l", shell=True)
+        desktop = Controller(second.base_url)
+        listed = desktop.execute("ls ~/Desktop | wc -l", shell=True)
         assert listed["output"].strip() == "0"  # the first episode's file is not there
+        # The guest's clock is the host's, not the time its state was saved.
+        assert abs(int(desktop.execute("date +%s", shell=True)["output"]) - time.time()) <= 3
     after = vm_disk.base.stat()
     assert (after.st_size, after.st_mtime_ns) == (base.st_size, base.st_mtime_ns)
 
@@ -135,8 +143,8 @@ def _running(pid: int) -> bool:
     return state != "Z"
 
 
-def _collect(tmp_path: Path, provider: list[str], name: str) -> Warehouse:
-    tasks = [t for t in load_tasks().tasks if t["id"] in PICKED]
+def _collect(tmp_path: Path, provider: list[str], name: str, picked: tuple[str, ...]) -> Warehouse:
+    tasks = [t for t in load_tasks().tasks if t["id"] in picked]
     (tmp_path / "tasks.json").write_text(json.dumps(tasks))
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -164,10 +172,12 @@ def test_sandbox_tasks_record_the_same_verdicts_in_vms_as_in_containers(
     vm_disk: DiskImage, docker_engine: Any, sandbox_image: str, tmp_path: Path
 ) -> None:
     before = set(runtime_dir().glob("*")) if runtime_dir().is_dir() else set()
-    in_vms = _collect(tmp_path, ["--provider", "qemu", "--parallel", "2"], "qemu")
-    in_containers = _collect(tmp_path, ["--provider", "docker", "--image", sandbox_image], "docker")
+    picked = PICKED + (ON_KVM if kvm_problem() is None else ())
+    in_vms = _collect(tmp_path, ["--provider", "qemu", "--parallel", "2"], "qemu", picked)
+    docker = ["--provider", "docker", "--image", sandbox_image]
+    in_containers = _collect(tmp_path, docker, "docker", picked)
     recorded = _verdicts(in_vms)
-    assert recorded["episodes"] == dict.fromkeys(PICKED, ("ok", 1.0))
+    assert recorded["episodes"] == dict.fromkeys(picked, ("ok", 1.0))
     assert recorded == _verdicts(in_containers)
     [run] = in_vms.read("runs").to_pylist()
     assert '"provider": "qemu"' in run["args_json"]
