@@ -196,10 +196,11 @@ def images() -> list[str]:
     if disk.exists():
         info = disk.info()
         steps = ", ".join(f"{k} {v:.0f} s" for k, v in dict(info.get("steps", {})).items())
+        mb = {p.name: p.stat().st_size / 1e6 for p in (disk.base, disk.kernel, disk.initrd)}
         lines.append(
-            f"VM disk {disk.tag}: qcow2 base {disk.base.stat().st_size / 1e6:.0f} MB, kernel "
-            f"{disk.kernel.stat().st_size / 1e6:.0f} MB, initrd {disk.initrd.stat().st_size / 1e6:.0f}"
-            f" MB; built in {_fmt(info.get('seconds'), '.0f')} s ({steps})"
+            f"VM disk {disk.tag}: qcow2 base {mb[disk.base.name]:.0f} MB, kernel "
+            f"{mb[disk.kernel.name]:.0f} MB, initrd {mb[disk.initrd.name]:.0f} MB; built in "
+            f"{_fmt(info.get('seconds'), '.0f')} s ({steps})"
         )
         for state in sorted(disk.folder.glob("state-*")):
             size = sum(p.stat().st_size for p in state.iterdir())

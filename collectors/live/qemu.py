@@ -2,9 +2,10 @@
 
 The VM boots the disk of `sandbox/disk.py` (the sandbox's file system with a Debian kernel)
 straight from its kernel and initrd, on KVM when /dev/kvm is hardware KVM this process can open,
-and on QEMU's emulator (TCG, several times slower) with a warning otherwise (`kvm_problem`). Every episode runs on a fresh qcow2 overlay of
-the read-only base, so each task starts from the same state and nothing it writes survives (what
-OSWorld gets from reverting its VM to a snapshot).
+and on QEMU's emulator (TCG, several times slower) with a warning otherwise (`kvm_problem`).
+Every episode runs on a fresh qcow2 overlay of the read-only base, so each task starts from the
+same state and nothing it writes survives (what OSWorld gets from reverting its VM to a
+snapshot).
 
 The controller is reached through user-mode networking: QEMU forwards 127.0.0.1:PORT on the host
 to the controller in the guest, and listens on no other address. The guest has no other way out
@@ -15,7 +16,8 @@ Reset, two ways (`reset`):
 - "snapshot" (default): the first episode of a disk boots once, waits for the controller, and
   saves the running VM (its RAM and devices, by migration to a file) beside a disk overlay of
   that moment; every episode then starts a VM that resumes that state on an overlay of its own,
-  which skips the boot, and waits until the guest's clock has caught up with the host's. Falls back to "boot" if the state cannot be saved.
+  which skips the boot, and waits until the guest's clock has caught up with the host's.
+  Falls back to "boot" if the state cannot be saved or loaded.
 
 Each VM lives in a folder of its own under `runtime_dir()` (overlay, QMP socket, pid file, serial
 log, and an owner record: run id and host:pid:start-time of the process that started it), so

@@ -2,14 +2,15 @@
 
 `build_rootfs` (build.py) lays down the same file system as the container image, with the same
 packages and `VM_PACKAGES` added (the kernel, whose initramfs mounts the virtio disk, and `ip`
-for the network); vm-init.sh is process 1 and vm-relay.py takes the controller's connections. The folder becomes an ext4 file system without a loop
-mount (`mkfs.ext4 -d`), then a qcow2 base (`qemu-img convert`); the kernel and initrd are copied
-out beside it for QEMU's direct boot (`-kernel/-initrd`, no boot loader).
+for the network); vm-init.sh is process 1 and vm-relay.py takes the controller's connections.
+The folder becomes an ext4 file system without a loop mount (`mkfs.ext4 -d`), then a qcow2 base
+(`qemu-img convert`); the kernel and initrd are copied out beside it for QEMU's direct boot
+(`-kernel/-initrd`, no boot loader).
 
 The result sits in the cache folder (`$XDG_CACHE_HOME/deskscore/vm/<tag>`, by default under
 ~/.cache) under a tag that hashes everything deciding its content (the container image's files,
-this file, vm-init.sh, vm-relay.py), so an unchanged disk is never rebuilt. A build is made in a temporary
-folder beside it and renamed into place, so a killed build leaves no half disk.
+this file, vm-init.sh, vm-relay.py), so an unchanged disk is never rebuilt. A build is made in a
+temporary folder beside it and renamed into place, so a killed build leaves no half disk.
 
 Needs root (debootstrap, chroot, reading every file for mkfs), debootstrap, mkfs.ext4 (e2fsprogs)
 and qemu-img (qemu-utils).
