@@ -424,7 +424,9 @@ class CollectOptions(JobOptions):
         "docker",
         "--provider",
         help="docker (the sandbox image; --image for another), host (the sandbox desktop on "
-        "this machine, needs Xvfb), or local (a controller already running at --url)",
+        "this machine, needs Xvfb), qemu (the sandbox in a VM per episode, resumed from a "
+        "saved state; qemu:boot boots each one), or local (a controller already running at "
+        "--url)",
     )
     image: str | None = option(
         None, "--image", help="docker provider: the image (default: the sandbox image)"

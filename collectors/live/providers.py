@@ -11,6 +11,8 @@ A provider starts a desktop whose controller speaks OSWorld's protocol and gives
   process that owns them, so `cleanup_leftovers()` can remove what killed runs left behind
   without touching the containers of runs still going.
 - `local`: a controller already running at a URL (an OSWorld VM, a desktop started by hand).
+- `qemu`: the sandbox's file system in a VM on KVM, one per episode on a throwaway overlay
+  (qemu.py).
 - `host`: the sandbox's desktop session (Xvfb, window manager, controller) started on this
   machine under a private display, for development without an engine; needs Xvfb, and
   pyautogui in this Python.
@@ -182,11 +184,14 @@ def cleanup_leftovers(client: Any = None, *, everything: bool = False) -> list[s
     """Remove the labelled containers that killed runs left: those whose owner process is
     gone from this host, and the exited ones of owners on other hosts (or unknown). A live
     owner's containers are its own business, even while being created. `everything` removes
-    every labelled container, running or not. Returns the names removed."""
+    every labelled container, running or not. The qemu provider's VMs are cleaned up by the
+    same rule first. Returns the names removed."""
     import docker.errors
 
+    from deskscore.collectors.live.qemu import cleanup_vm_leftovers
+
+    removed = cleanup_vm_leftovers(everything=everything)  # the qemu provider's VMs
     client = client or docker_client()
-    removed = []
     # ignore_removed: a container listed and removed before it is inspected (another run
     # ending meanwhile) is not an error.
     listed = client.containers.list(all=True, filters={"label": f"{LABEL}=1"}, ignore_removed=True)
@@ -525,8 +530,9 @@ class HostProvider(Provider):
 
 def provider_from_spec(spec: str, **options: Any) -> Provider:
     """A provider from a command-line spec: `docker` (the sandbox image of this source
-    tree), `docker:IMAGE`, `host`, `local:URL` or a bare http(s) URL. `options` go to the
-    provider's constructor."""
+    tree), `docker:IMAGE`, `host`, `qemu` (the sandbox VM; `qemu:boot` boots every episode
+    instead of resuming a saved state), `local:URL` or a bare http(s) URL. `options` go to
+    the provider's constructor."""
     kind, _, rest = spec.partition(":")
     if spec.startswith(("http://", "https://")):
         return LocalProvider(spec, **options)
@@ -538,8 +544,13 @@ def provider_from_spec(spec: str, **options: Any) -> Provider:
         return DockerProvider(rest or None, **options)
     if kind == "host":
         return HostProvider(**options)
+    if kind == "qemu":
+        from deskscore.collectors.live.qemu import QemuProvider
+
+        return QemuProvider(**({"reset": rest} if rest else {}), **options)
     raise ValueError(
-        f"unknown provider {spec!r}: docker, docker:IMAGE, host, local:URL or an http(s) URL"
+        f"unknown provider {spec!r}: docker, docker:IMAGE, host, qemu, qemu:boot, local:URL "
+        "or an http(s) URL"
     )
 
 

@@ -111,6 +111,30 @@ def _check_image(provider: Any) -> None:
         print(f"removed container {name}, left by a run that no longer runs", file=sys.stderr)
 
 
+def _check_vm(provider: Any, parallel: int) -> int:
+    """Fail at once when QEMU or the VM disk is missing, remove the VMs killed runs left
+    behind, and lower `parallel` to what the memory holds (returned)."""
+    from deskscore.collectors.live.providers import ProviderError
+    from deskscore.collectors.live.qemu import QEMU_OVERHEAD_MB, cleanup_vm_leftovers
+    from deskscore.collectors.live.qemu import parallel_bound as bound
+
+    if not provider.disk.exists():
+        raise ProviderError(
+            f"the VM disk {provider.disk.tag} is not built; build it with "
+            "`deskscore sandbox build --vm`"
+        )
+    for name in cleanup_vm_leftovers():
+        print(f"removed VM {name}, left by a run that no longer runs", file=sys.stderr)
+    allowed = bound(parallel, provider.memory_mb + QEMU_OVERHEAD_MB)
+    if allowed < parallel:
+        print(
+            f"deskscore collect: --parallel {parallel} lowered to {allowed}: the available "
+            f"memory holds {allowed} VM(s) of {provider.memory_mb} MB",
+            file=sys.stderr,
+        )
+    return allowed
+
+
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     o = CollectOptions.from_args(args)
     from deskscore.collectors.chat import display_url
@@ -154,6 +178,9 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         provider = provider_from_spec(spec)
         if getattr(provider, "name", "") == "docker":
             _check_image(provider)
+        parallel = o.parallel
+        if getattr(provider, "name", "") == "qemu":
+            parallel = _check_vm(provider, parallel)
     except (AgentError, ValueError, ProviderError) as e:
         raise UserError(str(e)) from None
     users = _user_factory(o, environ)
@@ -198,7 +225,7 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         benchmark=benchmark,
         run_name=run_name,
         max_steps=o.max_steps,
-        parallel=o.parallel,
+        parallel=parallel,
         osworld_dir=o.osworld_dir,
         settle_s=o.settle,
         python=o.python,
@@ -218,7 +245,7 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         )
     first = [probe]
 
-    labels = {"run_id": rid} if spec.split(":", 1)[0] == "docker" else {}
+    labels = {"run_id": rid} if spec.split(":", 1)[0] in ("docker", "qemu") else {}
 
     def make_context() -> Context:
         agent = first.pop() if first else load_agent(o.agent, agent_options)

@@ -28,7 +28,14 @@ def add_parser(sub: Any) -> None:
         help="Debian mirror URL (default: the one apt on this machine uses, else deb.debian.org)",
     )
     b.add_argument("--workdir", help="folder for the temporary root file system (default: TMPDIR)")
-    actions.add_parser("image", help="print the image name of this source tree")
+    b.add_argument(
+        "--vm",
+        action="store_true",
+        help="build the qemu provider's VM disk instead (same file system plus a Debian "
+        "kernel; kept in ~/.cache/deskscore/vm)",
+    )
+    i = actions.add_parser("image", help="print the image name of this source tree")
+    i.add_argument("--vm", action="store_true", help="print the VM disk's folder instead")
     c = actions.add_parser(
         "clean", help="remove sandbox containers left by killed runs (labelled deskscore.sandbox)"
     )
@@ -42,17 +49,23 @@ def run(args: Any, beam_args: list[str]) -> int:
     from deskscore.collectors.live.providers import ProviderError, cleanup_leftovers, docker_client
     from deskscore.collectors.live.sandbox.build import BuildError, ensure_image, image_name
 
+    if getattr(args, "vm", False):
+        return _vm(args)
     if args.sandbox_action == "image":
         print(image_name())
         return 0
     try:
-        client = docker_client()
         if args.sandbox_action == "clean":
+            from deskscore.collectors.live.qemu import cleanup_vm_leftovers
+
+            for name in cleanup_vm_leftovers(everything=args.all):  # no engine needed for VMs
+                print(f"removed VM {name}")
+            client = docker_client()
             for name in cleanup_leftovers(client, everything=args.all):
                 print(f"removed {name}")
             return 0
         result = ensure_image(
-            client,
+            docker_client(),
             force=args.force,
             mirror=args.mirror,
             workdir=args.workdir,
@@ -67,4 +80,30 @@ def run(args: Any, beam_args: list[str]) -> int:
         return 0
     steps = ", ".join(f"{k} {v:.0f} s" for k, v in result.steps.items())
     print(f"built {result.image} in {result.seconds:.0f} s ({steps}); {size_mb:.0f} MB")
+    return 0
+
+
+def _vm(args: Any) -> int:
+    """`sandbox build --vm` and `sandbox image --vm`: the qemu provider's disk."""
+    from deskscore.collectors.live.sandbox.build import BuildError
+    from deskscore.collectors.live.sandbox.disk import disk_image, ensure_disk
+
+    if args.sandbox_action == "image":
+        print(disk_image().folder)
+        return 0
+    try:
+        result = ensure_disk(
+            force=args.force,
+            mirror=args.mirror,
+            log=lambda msg: print(msg, file=sys.stderr, flush=True),
+        )
+    except BuildError as e:
+        print(f"deskscore sandbox build --vm: {e}", file=sys.stderr)
+        return 1
+    size_mb = result.size_bytes / 1e6
+    if not result.built:
+        print(f"VM disk {result.disk.tag} exists ({size_mb:.0f} MB); nothing to build")
+        return 0
+    steps = ", ".join(f"{k} {v:.0f} s" for k, v in result.steps.items())
+    print(f"built VM disk {result.disk.tag} in {result.seconds:.0f} s ({steps}); {size_mb:.0f} MB")
     return 0

@@ -166,9 +166,14 @@ def _python_dir(root: Path) -> str:
 
 
 def build_rootfs(
-    root: Path, mirror: str, security: str, log: Callable[[str], None]
+    root: Path,
+    mirror: str,
+    security: str,
+    log: Callable[[str], None],
+    extra_packages: Iterable[str] = (),
 ) -> dict[str, float]:
-    """Lay down the sandbox's file system in `root`; returns seconds per step."""
+    """Lay down the sandbox's file system in `root`; returns seconds per step.
+    `extra_packages` are installed with PACKAGES (the VM disk adds a kernel)."""
     times: dict[str, float] = {}
     t = time.monotonic()
     _run(
@@ -200,6 +205,7 @@ def build_rootfs(
             "-q",
             "--no-install-recommends",
             *PACKAGES,
+            *extra_packages,
         ),
         "apt-get install",
         log,
