@@ -28,7 +28,14 @@ def add_parser(sub: Any) -> None:
         help="Debian mirror URL (default: the one apt on this machine uses, else deb.debian.org)",
     )
     b.add_argument("--workdir", help="folder for the temporary root file system (default: TMPDIR)")
-    actions.add_parser("image", help="print the image name of this source tree")
+    i = actions.add_parser("image", help="print the image name of this source tree")
+    for action in (b, i):
+        action.add_argument(
+            "--desktop",
+            action="store_true",
+            help="the desktop variant: LibreOffice, Chromium, GIMP, VLC, Thunderbird, mousepad, "
+            "pcmanfm and the accessibility bus (deskscore-desktop)",
+        )
     c = actions.add_parser(
         "clean", help="remove sandbox containers left by killed runs (labelled deskscore.sandbox)"
     )
@@ -40,10 +47,17 @@ def add_parser(sub: Any) -> None:
 
 def run(args: Any, beam_args: list[str]) -> int:
     from deskscore.collectors.live.providers import ProviderError, cleanup_leftovers, docker_client
-    from deskscore.collectors.live.sandbox.build import BuildError, ensure_image, image_name
+    from deskscore.collectors.live.sandbox.build import (
+        DESKTOP,
+        SANDBOX,
+        BuildError,
+        ensure_image,
+        image_name,
+    )
 
+    variant = DESKTOP if getattr(args, "desktop", False) else SANDBOX
     if args.sandbox_action == "image":
-        print(image_name())
+        print(image_name(variant=variant))
         return 0
     try:
         client = docker_client()
@@ -57,6 +71,7 @@ def run(args: Any, beam_args: list[str]) -> int:
             mirror=args.mirror,
             workdir=args.workdir,
             log=lambda msg: print(msg, file=sys.stderr, flush=True),
+            variant=variant,
         )
     except (ProviderError, BuildError) as e:
         print(f"deskscore sandbox {args.sandbox_action}: {e}", file=sys.stderr)
