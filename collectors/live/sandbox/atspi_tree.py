@@ -16,6 +16,7 @@ import: the image copies this file next to controller.py.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import xml.etree.ElementTree as ET
 from typing import Any
@@ -30,6 +31,15 @@ MAX_CHILDREN = 200
 MAX_NODES = 4000
 MAX_TEXT = 500
 """Characters of an accessible's text kept in the tree."""
+
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _clean(text: str) -> str:
+    """`text` without the characters XML 1.0 cannot hold (applications put control
+    characters in names and text)."""
+    return _NOT_XML.sub("", text)
 
 
 class Budget:
@@ -52,18 +62,18 @@ def _node(acc: Any, pyatspi: Any) -> ET.Element:
         role = "unknown"
     el = ET.Element(_tag(role))
     try:
-        el.set("name", acc.name or "")
+        el.set("name", _clean(acc.name or ""))
     except Exception:
         el.set("name", "")
     try:
         for state in acc.getState().getStates():
-            el.set(f"{{{NS['st']}}}{pyatspi.stateToString(state)}", "true")
+            el.set(f"{{{NS['st']}}}{_tag(pyatspi.stateToString(state))}", "true")
     except Exception:
         pass
     try:
         for key, value in acc.get_attributes().items():
             if key and key[0].isalpha() and all(c.isalnum() or c in "-_." for c in key):
-                el.set(f"{{{NS['attr']}}}{key}", str(value))
+                el.set(f"{{{NS['attr']}}}{key}", _clean(str(value)))
     except Exception:
         pass
     try:
@@ -77,7 +87,7 @@ def _node(acc: Any, pyatspi: Any) -> ET.Element:
         text = acc.queryText()
         content = text.getText(0, min(text.characterCount, MAX_TEXT))
         if content:
-            el.text = content
+            el.text = _clean(content)
     except Exception:
         pass
     return el

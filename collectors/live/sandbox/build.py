@@ -156,6 +156,9 @@ DESKTOP = Variant(
         "DESKSCORE_OPENER=xdg-open",
         "DESKSCORE_ACCESSIBILITY=1",  # desktop.py starts the accessibility bus
         "DESKSCORE_SCREEN=1920x1080x24",  # OSWorld's screen
+        # Thunderbird opens the profile profiles.ini names Default=1 (the one a task sets up),
+        # not a new one of its own per installation.
+        "MOZ_LEGACY_PROFILES=1",
     ),
     DESKTOP_FILES,
 )
