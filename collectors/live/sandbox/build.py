@@ -70,6 +70,7 @@ DESKTOP_PACKAGES = (
     "libreoffice-gtk3",  # LibreOffice's widgets reach AT-SPI through GTK
     "chromium",
     "gimp",
+    "librsvg2-common",  # the SVG loader GIMP's icons need
     "vlc",
     "thunderbird",
     "mousepad",
