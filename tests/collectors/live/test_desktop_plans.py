@@ -55,5 +55,4 @@ def test_plans_only_press_keys_type_click_and_wait() -> None:
                 if not special_of(turn):
                     used |= calls(turn)
             assert used <= ALLOWED, (name, task_id, used - ALLOWED)
-            keyboard = {("pyautogui", "press"), ("pyautogui", "hotkey"), ("pyautogui", "typewrite")}
-            assert used & keyboard, task_id
+            assert used - {("time", "sleep")}, task_id  # it does something
