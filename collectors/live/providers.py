@@ -43,6 +43,8 @@ LABEL_RUN = "deskscore.run_id"
 LABEL_OWNER = "deskscore.owner"
 """host:pid:start-time of the process that started the container."""
 SANDBOX_REPOSITORY = "deskscore-sandbox"
+DESKTOP_REPOSITORY = "deskscore-desktop"
+"""The sandbox's desktop variant (`deskscore sandbox build --desktop`): same session, host network."""
 OSWORLD_IMAGE = "happysixd/osworld-docker"
 """OSWorld's image (a QEMU VM; needs the VM disk mounted at /System.qcow2, NET_ADMIN, /dev/kvm
 for speed); its controller listens on port 5000 inside."""
@@ -266,7 +268,8 @@ class DockerProvider(Provider):
         self.image = image
         repository = image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
         if network is None:
-            network = "host" if repository.endswith(SANDBOX_REPOSITORY) else "publish"
+            sandbox = repository.endswith((SANDBOX_REPOSITORY, DESKTOP_REPOSITORY))
+            network = "host" if sandbox else "publish"
         if network not in ("host", "publish"):
             raise ValueError(f"network must be 'host' or 'publish', not {network!r}")
         self.network = network
@@ -353,7 +356,8 @@ class DockerProvider(Provider):
         except docker.errors.ImageNotFound:
             hint = (
                 "build it with `deskscore sandbox build`"
-                if SANDBOX_REPOSITORY in self.image
+                + (" --desktop" if DESKTOP_REPOSITORY in self.image else "")
+                if SANDBOX_REPOSITORY in self.image or DESKTOP_REPOSITORY in self.image
                 else f"pull or load it first (docker pull {self.image})"
             )
             raise ProviderError(f"image {self.image} is not in the engine; {hint}") from None

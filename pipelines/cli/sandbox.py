@@ -36,6 +36,13 @@ def add_parser(sub: Any) -> None:
     )
     i = actions.add_parser("image", help="print the image name of this source tree")
     i.add_argument("--vm", action="store_true", help="print the VM disk's folder instead")
+    for action in (b, i):
+        action.add_argument(
+            "--desktop",
+            action="store_true",
+            help="the desktop variant: LibreOffice, Chromium, GIMP, VLC, Thunderbird, mousepad, "
+            "pcmanfm and the accessibility bus (deskscore-desktop)",
+        )
     c = actions.add_parser(
         "clean", help="remove sandbox containers left by killed runs (labelled deskscore.sandbox)"
     )
@@ -47,12 +54,19 @@ def add_parser(sub: Any) -> None:
 
 def run(args: Any, beam_args: list[str]) -> int:
     from deskscore.collectors.live.providers import ProviderError, cleanup_leftovers, docker_client
-    from deskscore.collectors.live.sandbox.build import BuildError, ensure_image, image_name
+    from deskscore.collectors.live.sandbox.build import (
+        DESKTOP,
+        SANDBOX,
+        BuildError,
+        ensure_image,
+        image_name,
+    )
 
     if getattr(args, "vm", False):
         return _vm(args)
+    variant = DESKTOP if getattr(args, "desktop", False) else SANDBOX
     if args.sandbox_action == "image":
-        print(image_name())
+        print(image_name(variant=variant))
         return 0
     try:
         if args.sandbox_action == "clean":
@@ -70,6 +84,7 @@ def run(args: Any, beam_args: list[str]) -> int:
             mirror=args.mirror,
             workdir=args.workdir,
             log=lambda msg: print(msg, file=sys.stderr, flush=True),
+            variant=variant,
         )
     except (ProviderError, BuildError) as e:
         print(f"deskscore sandbox {args.sandbox_action}: {e}", file=sys.stderr)

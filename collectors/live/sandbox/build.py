@@ -62,7 +62,27 @@ PIP_PACKAGES = (
     "pyperclip==1.11.0",
 )
 """pyautogui and its dependencies, pinned; all pure Python (Debian has no pyautogui)."""
-IMAGE_FILES = ("controller.py", "desktop.py", "jwmrc", "Xresources")
+DESKTOP_PACKAGES = (
+    *PACKAGES,
+    "libreoffice-calc",
+    "libreoffice-writer",
+    "libreoffice-impress",
+    "libreoffice-gtk3",  # LibreOffice's widgets reach AT-SPI through GTK
+    "chromium",
+    "gimp",
+    "librsvg2-common",  # the SVG loader GIMP's icons need
+    "vlc",
+    "thunderbird",
+    "mousepad",
+    "pcmanfm",
+    "fonts-liberation2",  # the fonts office documents name
+    "at-spi2-core",  # the accessibility bus
+    "libatk-adaptor",  # GTK 3's bridge to it
+    "libgail-common",  # GTK 2's (GIMP, pcmanfm)
+    "python3-pyatspi",  # the controller's reader of the tree
+)
+"""The desktop variant: OSWorld's applications (Debian has no VS Code: mousepad edits code)."""
+IMAGE_FILES = ("controller.py", "desktop.py", "atspi_tree.py", "jwmrc", "Xresources")
 """Copied into /opt/deskscore in the image."""
 CONTENT_FILES = ("build.py", *IMAGE_FILES)
 """What the content tag hashes."""
@@ -76,14 +96,87 @@ path-include=/usr/share/locale/locale.alias
 LABEL_IMAGE = "deskscore.sandbox.image"
 
 
+@dataclass(frozen=True)
+class Variant:
+    """One image the build makes: its repository, packages and environment."""
+
+    name: str
+    repository: str
+    packages: tuple[str, ...]
+    env: tuple[str, ...] = ()
+    """`ENV` lines of the image beyond the common ones."""
+    files: tuple[tuple[str, str], ...] = ()
+    """(path under the root, text) of configuration files the variant adds."""
+
+
+CHROMIUM_FLAGS = (
+    "--no-sandbox",  # a container's seccomp profile refuses the user namespaces it needs
+    "--test-type",  # and no bar about that flag over every page
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-breakpad",
+    "--no-pings",
+    "--proxy-server=127.0.0.1:9",  # pages load from nowhere: the desktop reaches no network
+    "--force-renderer-accessibility",
+)
+THUNDERBIRD_PREFS = (
+    ("network.proxy.type", 1),
+    ("network.proxy.share_proxy_settings", True),
+    ("network.proxy.http", '"127.0.0.1"'),
+    ("network.proxy.http_port", 9),
+    ("network.proxy.socks_remote_dns", True),
+    ("app.update.enabled", False),
+    ("extensions.update.enabled", False),
+    ("mail.provider.enabled", False),
+    ("mailnews.auto_config.fetchFromISP.enabled", False),
+    ("datareporting.policy.dataSubmissionEnabled", False),
+    ("toolkit.telemetry.enabled", False),
+)
+"""Defaults (not the profile's prefs.js, which tasks read): no connection leaves the desktop."""
+DESKTOP_FILES = (
+    (
+        "etc/chromium.d/deskscore",
+        f'export CHROMIUM_FLAGS="$CHROMIUM_FLAGS {" ".join(CHROMIUM_FLAGS)}"\n',
+    ),
+    (
+        "etc/thunderbird/pref/deskscore.js",
+        "".join(
+            f'pref("{k}", {str(v).lower() if isinstance(v, bool) else v});\n'
+            for k, v in THUNDERBIRD_PREFS
+        ),
+    ),
+)
+SANDBOX = Variant("sandbox", REPOSITORY, PACKAGES, ("DESKSCORE_OPENER=l3afpad",))
+DESKTOP = Variant(
+    "desktop",
+    "deskscore-desktop",
+    DESKTOP_PACKAGES,
+    (
+        "DESKSCORE_OPENER=xdg-open",
+        "DESKSCORE_ACCESSIBILITY=1",  # desktop.py starts the accessibility bus
+        "DESKSCORE_SCREEN=1920x1080x24",  # OSWorld's screen
+        # Thunderbird opens the profile profiles.ini names Default=1 (the one a task sets up),
+        # not a new one of its own per installation.
+        "MOZ_LEGACY_PROFILES=1",
+    ),
+    DESKTOP_FILES,
+)
+VARIANTS = {v.name: v for v in (SANDBOX, DESKTOP)}
+
+
 class BuildError(RuntimeError):
     """The image could not be built; the message says which step failed and why."""
 
 
-def content_tag(files: Iterable[Path] | None = None) -> str:
-    """12 hex digits of SHA-256 over the names and bytes of the files that make the image."""
+def content_tag(files: Iterable[Path] | None = None, variant: Variant = SANDBOX) -> str:
+    """12 hex digits of SHA-256 over the names and bytes of the files that make the image
+    (and the variant's name, for any but the sandbox)."""
     paths = list(files) if files is not None else [HERE / name for name in CONTENT_FILES]
     h = hashlib.sha256()
+    if variant is not SANDBOX:
+        h.update(variant.name.encode() + b"\0")
     for path in sorted(paths, key=lambda p: p.name):
         h.update(path.name.encode() + b"\0")
         h.update(path.read_bytes())
@@ -91,9 +184,10 @@ def content_tag(files: Iterable[Path] | None = None) -> str:
     return h.hexdigest()[:12]
 
 
-def image_name(tag: str | None = None) -> str:
-    """`deskscore-sandbox:<content tag>` of this source tree."""
-    return f"{REPOSITORY}:{tag or content_tag()}"
+def image_name(tag: str | None = None, variant: Variant = SANDBOX) -> str:
+    """`deskscore-sandbox:<content tag>` of this source tree (`deskscore-desktop:...` for the
+    desktop variant)."""
+    return f"{variant.repository}:{tag or content_tag(variant=variant)}"
 
 
 def _apt_source_entries(root: str = "/") -> list[tuple[str, list[str]]]:
@@ -170,10 +264,13 @@ def build_rootfs(
     mirror: str,
     security: str,
     log: Callable[[str], None],
+    packages: Iterable[str] = PACKAGES,
+    files: Iterable[tuple[str, str]] = (),
     extra_packages: Iterable[str] = (),
 ) -> dict[str, float]:
-    """Lay down the sandbox's file system in `root`; returns seconds per step.
-    `extra_packages` are installed with PACKAGES (the VM disk adds a kernel)."""
+    """Lay down the sandbox's file system in `root` with Debian's `packages` (and
+    `extra_packages`: the VM disk adds a kernel) and the configuration `files` ((path under
+    root, text)); returns seconds per step."""
     times: dict[str, float] = {}
     t = time.monotonic()
     _run(
@@ -204,7 +301,7 @@ def build_rootfs(
             "-y",
             "-q",
             "--no-install-recommends",
-            *PACKAGES,
+            *packages,
             *extra_packages,
         ),
         "apt-get install",
@@ -255,6 +352,9 @@ def build_rootfs(
     opt.mkdir(parents=True, exist_ok=True)
     for name in IMAGE_FILES:
         shutil.copyfile(HERE / name, opt / name)
+    for relative, text in files:
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
     _run(_chroot(root, "python3", "-m", "compileall", "-q", "/opt/deskscore"), "compile", log)
     # What an image does not need: documentation, translations, package lists, logs.
     for pattern in (
@@ -279,7 +379,13 @@ def build_rootfs(
     return times
 
 
-def import_image(client: Any, root: Path, name: str, log: Callable[[str], None]) -> None:
+def import_image(
+    client: Any,
+    root: Path,
+    name: str,
+    log: Callable[[str], None],
+    variant: Variant = SANDBOX,
+) -> None:
     """Stream `root` as a tar into the engine (`docker import`), with the image settings."""
     repository, tag = name.rsplit(":", 1)
     changes = [
@@ -288,7 +394,7 @@ def import_image(client: Any, root: Path, name: str, log: Callable[[str], None])
         "ENV LANG=C.UTF-8",
         f"ENV HOME=/home/{USER}",
         "ENV DISPLAY=:0",
-        "ENV DESKSCORE_OPENER=l3afpad",
+        *(f"ENV {line}" for line in variant.env),
         f"USER {USER}",
         f"WORKDIR /home/{USER}",
         f"LABEL {LABEL_IMAGE}={tag}",
@@ -353,12 +459,13 @@ def ensure_image(
     mirror: str | None = None,
     workdir: str | None = None,
     log: Callable[[str], None] = lambda _msg: None,
+    variant: Variant = SANDBOX,
 ) -> BuildResult:
-    """The sandbox image of this source tree: built unless it already exists (or `force`)."""
+    """The image of this source tree: built unless it already exists (or `force`)."""
     import docker
 
     client = client or docker.from_env()
-    name = image_name()
+    name = image_name(variant=variant)
     if not force and image_exists(client, name):
         size = client.images.get(name).attrs.get("Size", 0)
         return BuildResult(name, False, 0.0, {}, size)
@@ -377,11 +484,11 @@ def ensure_image(
     try:
         root = work / "root"
         log(f"building {name} in {root} from {main_mirror}")
-        steps = build_rootfs(root, main_mirror, security, log)
+        steps = build_rootfs(root, main_mirror, security, log, variant.packages, variant.files)
         t = time.monotonic()
-        import_image(client, root, name, log)
+        import_image(client, root, name, log, variant)
         steps["import"] = time.monotonic() - t
-        client.images.get(name).tag(REPOSITORY, "latest")
+        client.images.get(name).tag(variant.repository, "latest")
     finally:
         _unmount_under(work)
         shutil.rmtree(work, ignore_errors=True)
@@ -391,11 +498,16 @@ def ensure_image(
 
 __all__ = [
     "CONTENT_FILES",
+    "DESKTOP",
+    "DESKTOP_PACKAGES",
     "PACKAGES",
     "PIP_PACKAGES",
     "REPOSITORY",
+    "SANDBOX",
+    "VARIANTS",
     "BuildError",
     "BuildResult",
+    "Variant",
     "content_tag",
     "debian_mirrors",
     "ensure_image",

@@ -17,7 +17,7 @@ reply shapes, so the collector's client cannot tell it from a real OSWorld VM:
 | /platform | GET | | text, e.g. "Linux" |
 | /cursor_position | GET | | JSON [x, y] |
 | /screen_size | POST | | {"width", "height"} |
-| /accessibility | GET | | {"AT": xml}: the top-level windows (no widget tree: no AT-SPI here) |
+| /accessibility | GET | | {"AT": xml}: the AT-SPI tree where an accessibility bus runs (atspi_tree.py), with the top-level windows of programs not on it; else the windows alone |
 | /run_python | POST | JSON {"code"} | {"status", "message", "need_more", "output", "error", "return_code"} |
 | /run_bash_script | POST | JSON {"script", "timeout", "working_dir"} | {"status", "output", "error", "returncode"} |
 
@@ -54,6 +54,8 @@ EXECUTE_TIMEOUT_S = 120
 OPEN_TIMEOUT_S = float(os.environ.get("DESKSCORE_OPEN_TIMEOUT", "120"))
 """How long /setup/open_file waits for the window (OSWorld: 1800 s; a sandbox app that has not
 opened after two minutes will not)."""
+ACCESSIBILITY_TIMEOUT_S = float(os.environ.get("DESKSCORE_ACCESSIBILITY_TIMEOUT", "15"))
+"""How long /accessibility waits for the AT-SPI tree before it answers with the window list."""
 MAX_BODY = 256 << 20
 """Largest request body accepted (an upload); larger ones get 413 before anything is read."""
 NS = {
@@ -521,10 +523,48 @@ def h_screen_size(req: Request) -> Reply:
     return Reply({"width": width, "height": height})
 
 
+def atspi_xml(timeout_s: float = ACCESSIBILITY_TIMEOUT_S) -> str | None:
+    """The AT-SPI tree (atspi_tree.py, in a child process killed at `timeout_s`, so a hung
+    application cannot hold the reply), or None where there is no accessibility bus, no
+    pyatspi, or no application on it."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "atspi_tree.py")
+    if not os.environ.get("DBUS_SESSION_BUS_ADDRESS") or not os.path.exists(script):
+        return None
+    try:
+        proc = subprocess.run(
+            [sys.executable, script],
+            capture_output=True,
+            timeout=timeout_s,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    if proc.returncode != 0 or b"<application" not in proc.stdout:
+        return None
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def merge_windows(tree: str, windows: list[dict[str, Any]]) -> str:
+    """The AT-SPI tree plus the window-level entries of programs it does not hold (xterm and
+    other X programs without an accessibility bridge)."""
+    root = ET.fromstring(tree)
+    known = {(app.get("name") or "").lower() for app in root}
+    missing = [
+        w
+        for w in windows
+        if (w["instance"] or "").lower() not in known and (w["class"] or "").lower() not in known
+    ]
+    if missing:
+        root.extend(ET.fromstring(accessibility_xml(missing)))
+    return ET.tostring(root, encoding="unicode")
+
+
 def h_accessibility(req: Request) -> Reply:
+    tree = atspi_xml()
     try:
         with XSession() as x:
-            tree = accessibility_xml(x.windows())
+            windows = x.windows()
+        tree = accessibility_xml(windows) if tree is None else merge_windows(tree, windows)
     except Exception as e:
         return Reply({"status": "error", "message": str(e)}, status=500)
     return Reply({"AT": tree})

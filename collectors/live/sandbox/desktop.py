@@ -8,7 +8,8 @@ run the same desktop on a development machine under a private display:
 
 Settings come from options or the environment (the image is configured with `docker run -e`):
 DESKSCORE_DISPLAY (:0), DESKSCORE_SCREEN (1280x720x24), DESKSCORE_CONTROLLER_PORT (5000),
-DESKSCORE_WM (jwm; "none" for no window manager). The session ends when the controller or the X
+DESKSCORE_WM (jwm; "none" for no window manager), DESKSCORE_ACCESSIBILITY (1: a session bus
+and the applications' accessibility bridges, for the AT-SPI tree). The session ends when the controller or the X
 server ends; the exit status is the controller's.
 
 Standard library only, and no deskscore import: the image copies this file next to
@@ -120,6 +121,44 @@ def session_env(display: str) -> dict[str, str]:
     return env
 
 
+ACCESSIBILITY_ENV = {
+    "GTK_MODULES": "gail:atk-bridge",  # GTK 2 (GIMP, pcmanfm) loads its bridge as a module
+    "ACCESSIBILITY_ENABLED": "1",  # Chromium exposes its widgets
+    "QT_ACCESSIBILITY": "1",  # VLC's Qt interface
+    "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1",
+    "SAL_USE_VCLPLUGIN": "gtk3",  # LibreOffice through GTK, whose widgets reach AT-SPI
+}
+
+
+def start_session_bus(env: dict[str, str]) -> subprocess.Popen | None:
+    """A D-Bus session bus for the desktop's programs (the accessibility bus is started on
+    demand through it); sets DBUS_SESSION_BUS_ADDRESS and the bridges' switches in `env`.
+    None, and no change, when dbus-daemon is not installed."""
+    daemon = shutil.which("dbus-daemon")
+    if daemon is None:
+        return None
+    # Socket files in a folder of the session's own, never abstract sockets: those belong to
+    # the network namespace, which a container on the host's network shares with the host.
+    runtime = tempfile.mkdtemp(prefix="deskscore-runtime-")
+    env["XDG_RUNTIME_DIR"] = runtime  # the accessibility bus puts its socket there too
+    proc = subprocess.Popen(
+        [daemon, "--session", "--nofork", "--print-address=1", f"--address=unix:dir={runtime}"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    address = proc.stdout.readline().decode().strip()
+    proc.stdout.close()
+    if not address:
+        proc.kill()
+        return None
+    env["DBUS_SESSION_BUS_ADDRESS"] = address
+    env.update(ACCESSIBILITY_ENV)
+    env.pop("NO_AT_BRIDGE", None)
+    return proc
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--display", default=os.environ.get("DESKSCORE_DISPLAY", ":0"))
@@ -130,6 +169,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--wm", default=os.environ.get("DESKSCORE_WM", "jwm"))
     parser.add_argument("--quiet", action="store_true", help="the controller logs no requests")
+    parser.add_argument(
+        "--accessibility",
+        action="store_true",
+        default=os.environ.get("DESKSCORE_ACCESSIBILITY") == "1",
+        help="start a session bus and the applications' accessibility bridges (AT-SPI)",
+    )
     args = parser.parse_args(argv)
 
     children: list[subprocess.Popen] = []
@@ -148,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     xvfb = start_x(args.display, args.screen)
     children.append(xvfb)
     env = session_env(args.display)
+    bus = start_session_bus(env) if args.accessibility else None
+    if bus is not None:
+        children.append(bus)
     wm = start_wm(args.wm, env)
     if wm is not None:
         children.append(wm)
@@ -185,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
             stop(signal.SIGTERM, None)
         elif wm is not None and pid == wm.pid:
             wm.returncode = code
+        elif bus is not None and pid == bus.pid:
+            bus.returncode = code
         if all(c.returncode is not None for c in children) and (os.getpid() != 1 or stopping):
             break
     with contextlib.suppress(OSError):

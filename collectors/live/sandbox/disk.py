@@ -177,7 +177,9 @@ def ensure_disk(
         out = work / "disk"
         out.mkdir()
         log(f"building the VM disk {disk.tag} in {work} from {mirror or main_mirror}")
-        steps = build.build_rootfs(root, mirror or main_mirror, security, log, VM_PACKAGES)
+        steps = build.build_rootfs(
+            root, mirror or main_mirror, security, log, extra_packages=VM_PACKAGES
+        )
         t = time.monotonic()
         prepare_boot(root, out)
         raw = work / "disk.raw"

@@ -3,6 +3,7 @@ machine under a private Xvfb display.
 
 - `docker_engine` (session): a Docker SDK client of a running engine.
 - `sandbox_image` (session): the sandbox image of this source tree, built if missing.
+- `desktop_image` (session): its desktop variant (LibreOffice, Chromium, GIMP, ...), likewise.
 - `sandbox_desktop`: a started DockerProvider (a fresh container); `.base_url` is its controller.
 - `host_desktop`: a started HostProvider (Xvfb, JWM, controller on a free 127.0.0.1 port,
   HOME in the test's tmp_path); `.base_url`, `.home`.
@@ -41,6 +42,7 @@ from deskscore.collectors.live.providers import (
     docker_client,
 )
 from deskscore.collectors.live.sandbox.build import (
+    DESKTOP,
     BuildError,
     ensure_image,
     image_exists,
@@ -76,6 +78,21 @@ def sandbox_image(docker_engine: Any) -> str:
         unavailable(f"{name} is not built and this machine cannot build it (root, debootstrap)")
     try:
         return ensure_image(docker_engine).image
+    except BuildError as e:
+        pytest.fail(f"building {name} failed: {e}")
+
+
+@pytest.fixture(scope="session")
+def desktop_image(docker_engine: Any) -> str:
+    """The desktop variant of this source tree; built here when missing (about ten minutes
+    and 2 GB of packages once)."""
+    name = image_name(variant=DESKTOP)
+    if image_exists(docker_engine, name):
+        return name
+    if os.geteuid() != 0 or shutil.which("debootstrap") is None:
+        unavailable(f"{name} is not built and this machine cannot build it (root, debootstrap)")
+    try:
+        return ensure_image(docker_engine, variant=DESKTOP).image
     except BuildError as e:
         pytest.fail(f"building {name} failed: {e}")
 

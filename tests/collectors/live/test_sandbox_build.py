@@ -70,3 +70,15 @@ def test_an_existing_image_of_the_same_content_is_not_rebuilt(
 def test_the_cli_names_the_image_of_this_source_tree(capsys: Any) -> None:
     assert main(["sandbox", "image"]) == 0
     assert capsys.readouterr().out.strip() == build.image_name()
+
+
+def test_the_desktop_variant_is_an_image_of_its_own(capsys: Any) -> None:
+    desktop = build.image_name(variant=build.DESKTOP)
+    assert desktop.startswith("deskscore-desktop:")
+    assert desktop.rsplit(":", 1)[1] != build.content_tag()  # same files, another image
+    assert set(build.PACKAGES) < set(build.DESKTOP.packages)
+    assert {"libreoffice-calc", "chromium", "gimp", "vlc", "thunderbird"} <= set(
+        build.DESKTOP.packages
+    )
+    assert main(["sandbox", "image", "--desktop"]) == 0
+    assert capsys.readouterr().out.strip() == desktop
