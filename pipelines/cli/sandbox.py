@@ -89,13 +89,7 @@ def run(args: Any, beam_args: list[str]) -> int:
     except (ProviderError, BuildError) as e:
         print(f"deskscore sandbox {args.sandbox_action}: {e}", file=sys.stderr)
         return 1
-    size_mb = result.size_bytes / 1e6
-    if not result.built:
-        print(f"{result.image} exists ({size_mb:.0f} MB); nothing to build")
-        return 0
-    steps = ", ".join(f"{k} {v:.0f} s" for k, v in result.steps.items())
-    print(f"built {result.image} in {result.seconds:.0f} s ({steps}); {size_mb:.0f} MB")
-    return 0
+    return _built(result.image, result)
 
 
 def _vm(args: Any) -> int:
@@ -115,10 +109,15 @@ def _vm(args: Any) -> int:
     except BuildError as e:
         print(f"deskscore sandbox build --vm: {e}", file=sys.stderr)
         return 1
+    return _built(f"VM disk {result.disk.tag}", result)
+
+
+def _built(what: str, result: Any) -> int:
+    """Say what a build made (its steps' seconds and its size) or that it existed."""
     size_mb = result.size_bytes / 1e6
     if not result.built:
-        print(f"VM disk {result.disk.tag} exists ({size_mb:.0f} MB); nothing to build")
+        print(f"{what} exists ({size_mb:.0f} MB); nothing to build")
         return 0
     steps = ", ".join(f"{k} {v:.0f} s" for k, v in result.steps.items())
-    print(f"built VM disk {result.disk.tag} in {result.seconds:.0f} s ({steps}); {size_mb:.0f} MB")
+    print(f"built {what} in {result.seconds:.0f} s ({steps}); {size_mb:.0f} MB")
     return 0

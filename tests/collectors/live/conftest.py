@@ -21,13 +21,14 @@ import importlib.util
 import json
 import os
 import shutil
+import socket
 import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,30 @@ from deskscore.collectors.live.sandbox.build import (
 )
 
 REQUIRE = "DESKSCORE_REQUIRE_SANDBOX"
+
+
+def socket_inodes(pids: Iterable[int]) -> set[str]:
+    """The inodes of the sockets processes `pids` hold (their /proc/<pid>/fd links)."""
+    inodes = set()
+    for pid in pids:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    return inodes
+
+
+def proc_address(hex_address: str) -> tuple[str, int]:
+    """An address of /proc/net/tcp{,6} ("0100007F:1388") as (ip, port)."""
+    host, port = hex_address.split(":")
+    raw = bytes.fromhex(host)
+    # The kernel prints each 32-bit word of the address in host (little-endian) order.
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+    family = socket.AF_INET if len(words) == 4 else socket.AF_INET6
+    return socket.inet_ntop(family, words), int(port, 16)
 
 
 def unavailable(reason: str) -> None:

@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,7 +26,7 @@ from deskscore.collectors.live.tasks import load_tasks
 from deskscore.collectors.warehouse import Warehouse
 from deskscore.pipelines.cli.main import main
 
-from .conftest import unavailable
+from .conftest import proc_address, socket_inodes, unavailable
 
 ROOT = Path(__file__).resolve().parents[3]
 PICKED = ("L1_os_count_lines", "L2_os_backup_config", "INTERACTIVE_os_greeting_change")
@@ -59,23 +58,13 @@ def vm_disk() -> DiskImage:
 
 def _listening_tcp(pid: int) -> list[tuple[str, int]]:
     """The listening IPv4/IPv6 TCP sockets process `pid` holds, as (address, port)."""
-    inodes = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[len("socket:[") : -1])
+    inodes = socket_inodes([pid])
     found = []
-    for kind, family in (("tcp", socket.AF_INET), ("tcp6", socket.AF_INET6)):
+    for kind in ("tcp", "tcp6"):
         for line in Path(f"/proc/{pid}/net/{kind}").read_text().splitlines()[1:]:
             fields = line.split()
             if fields[9] in inodes and fields[3] == "0A":  # LISTEN
-                host, port = fields[1].split(":")
-                raw = bytes.fromhex(host)
-                words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
-                found.append((socket.inet_ntop(family, words), int(port, 16)))
+                found.append(proc_address(fields[1]))
     return found
 
 

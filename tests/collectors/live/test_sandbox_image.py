@@ -4,9 +4,7 @@ screenshots, and the containers killed runs leave behind."""
 from __future__ import annotations
 
 import io
-import os
 import signal
-import socket
 import subprocess
 import sys
 import uuid
@@ -24,15 +22,7 @@ from deskscore.collectors.live.providers import (
     cleanup_leftovers,
 )
 
-
-def _address(hex_address: str) -> tuple[str, int]:
-    """An address of /proc/net/tcp{,6} ("0100007F:1388") as (ip, port)."""
-    host, port = hex_address.split(":")
-    raw = bytes.fromhex(host)
-    # The kernel prints each 32-bit word of the address in host (little-endian) order.
-    words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
-    family = socket.AF_INET if len(words) == 4 else socket.AF_INET6
-    return socket.inet_ntop(family, words), int(port, 16)
+from .conftest import proc_address, socket_inodes
 
 
 def container_sockets(container: Any) -> dict[str, list[Any]]:
@@ -41,15 +31,7 @@ def container_sockets(container: Any) -> dict[str, list[Any]]:
     top = container.top()
     pid_col = top["Titles"].index("PID")
     pids = [int(p[pid_col]) for p in top["Processes"]]
-    inodes = set()
-    for pid in pids:
-        for fd in os.listdir(f"/proc/{pid}/fd"):
-            try:
-                target = os.readlink(f"/proc/{pid}/fd/{fd}")
-            except OSError:
-                continue
-            if target.startswith("socket:["):
-                inodes.add(target[len("socket:[") : -1])
+    inodes = socket_inodes(pids)
     found: dict[str, list[Any]] = {"tcp": [], "udp": [], "unix": []}
     for kind in ("tcp", "tcp6", "udp", "udp6"):
         for line in Path(f"/proc/{pids[0]}/net/{kind}").read_text().splitlines()[1:]:
@@ -57,9 +39,9 @@ def container_sockets(container: Any) -> dict[str, list[Any]]:
             if fields[9] not in inodes:
                 continue
             if kind.startswith("tcp") and fields[3] == "0A":  # LISTEN
-                found["tcp"].append(_address(fields[1]))
+                found["tcp"].append(proc_address(fields[1]))
             elif kind.startswith("udp"):
-                found["udp"].append(_address(fields[1]))
+                found["udp"].append(proc_address(fields[1]))
     for line in Path(f"/proc/{pids[0]}/net/unix").read_text().splitlines()[1:]:
         fields = line.split()
         listening = int(fields[3], 16) & 0x10000
