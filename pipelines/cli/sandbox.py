@@ -49,6 +49,11 @@ def add_parser(sub: Any) -> None:
     c.add_argument(
         "--all", action="store_true", help="remove every sandbox container, running ones too"
     )
+    actions.add_parser(
+        "prune",
+        help="remove the images and VM disks built from other versions of deskscore "
+        "(a rebuild leaves the old ones: 0.5-2 GB each)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -68,6 +73,8 @@ def run(args: Any, beam_args: list[str]) -> int:
     if args.sandbox_action == "image":
         print(image_name(variant=variant))
         return 0
+    if args.sandbox_action == "prune":
+        return _prune()
     try:
         if args.sandbox_action == "clean":
             from deskscore.collectors.live.qemu import cleanup_vm_leftovers
@@ -110,6 +117,35 @@ def _vm(args: Any) -> int:
         print(f"deskscore sandbox build --vm: {e}", file=sys.stderr)
         return 1
     return _built(f"VM disk {result.disk.tag}", result)
+
+
+def _prune() -> int:
+    """`sandbox prune`: other trees' images (when an engine runs) and VM disks."""
+    from deskscore.collectors.live.providers import ProviderError, docker_client
+    from deskscore.collectors.live.sandbox.build import DESKTOP, SANDBOX, image_name, prune_images
+    from deskscore.collectors.live.sandbox.disk import prune_disks
+
+    removed = [(str(folder), size) for folder, size in prune_disks()]
+    try:
+        client = docker_client()
+    except ProviderError as e:
+        print(f"images not pruned: {e}", file=sys.stderr)
+    else:
+        import docker.errors
+
+        for variant in (SANDBOX, DESKTOP):
+            try:
+                removed += prune_images(client, variant)
+            except docker.errors.ImageNotFound:
+                print(
+                    f"{image_name(variant=variant)} is not built: the older {variant.name} "
+                    "images are kept until it is",
+                    file=sys.stderr,
+                )
+    for name, size in removed:
+        print(f"removed {name} ({size / 1e6:.0f} MB)")
+    print(f"freed {sum(size for _, size in removed) / 1e6:.0f} MB")
+    return 0
 
 
 def _built(what: str, result: Any) -> int:

@@ -496,6 +496,27 @@ def ensure_image(
     return BuildResult(name, True, time.monotonic() - started, steps, size)
 
 
+def prune_images(client: Any, variant: Variant = SANDBOX) -> list[tuple[str, int]]:
+    """Remove the images of `variant` built from other source trees, each 0.5-2 GB, which a
+    rebuild leaves behind; one that a container still uses is kept. Returns (name, bytes)."""
+    import docker.errors
+
+    current = client.images.get(image_name(variant=variant)).id
+    used = {c.image.id for c in client.containers.list(all=True) if c.image is not None}
+    removed = []
+    for image in client.images.list(name=variant.repository):
+        if image.id == current or image.id in used:
+            continue
+        tags = [t for t in image.tags if t.startswith(variant.repository + ":")]
+        try:
+            for tag in tags:
+                client.images.remove(tag, noprune=False)
+        except docker.errors.APIError:
+            continue  # in use since the listing: kept
+        removed.append((", ".join(tags), int(image.attrs.get("Size", 0))))
+    return removed
+
+
 __all__ = [
     "CONTENT_FILES",
     "DESKTOP",
@@ -513,4 +534,5 @@ __all__ = [
     "ensure_image",
     "image_exists",
     "image_name",
+    "prune_images",
 ]

@@ -116,6 +116,29 @@ def disk_image(tag: str | None = None, cache: Path | None = None) -> DiskImage:
     return DiskImage(tag, (cache or cache_dir()) / tag)
 
 
+def prune_disks(keep: DiskImage | None = None) -> list[tuple[Path, int]]:
+    """Remove the cached disks of other source trees (about 1.2 GB each with the saved RAM
+    state) and builds that died half-way; `keep` (default: this tree's) stays. A VM still
+    running from a removed base goes on: its open files outlive the names.
+    Returns (folder, bytes)."""
+    keep = keep or disk_image()
+    if not keep.folder.parent.is_dir():
+        return []
+    removed = []
+    for folder in sorted(keep.folder.parent.iterdir()):
+        if folder == keep.folder or folder.name.startswith(f".{keep.tag}-"):
+            continue  # this tree's disk, or its build under way
+        if not folder.is_dir():
+            continue
+        size = sum(
+            f.stat().st_size for f in folder.rglob("*") if f.is_file() and not f.is_symlink()
+        )
+        build._unmount_under(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append((folder, size))
+    return removed
+
+
 def _size_mb(root: Path) -> int:
     """Megabytes the files under `root` take (apparent sizes; the inodes are added by mkfs)."""
     total = 0
@@ -190,6 +213,10 @@ def ensure_disk(
             log,
         )
         steps["mkfs"] = time.monotonic() - t
+        # The tree is in the ext4 image now: freed before the qcow2 copy is written, so the
+        # build never holds three copies of the system at once.
+        build._unmount_under(root)
+        shutil.rmtree(root)
         t = time.monotonic()
         build._run(
             ["qemu-img", "convert", "-f", "raw", "-O", "qcow2", str(raw), str(out / BASE)],
@@ -220,4 +247,5 @@ __all__ = [
     "disk_image",
     "disk_tag",
     "ensure_disk",
+    "prune_disks",
 ]
