@@ -51,20 +51,23 @@ count (a budget cuts many
 episodes at the same turn; a single episode stopping there is a crash, not a budget).
 Without a budget a span at the end of an episode is ``abandoned``.
 
-Everything is vectorised (polars expressions over the episode-sorted steps, numpy, and
-rapidfuzz's ``process.cpdist`` for the pairs that survive cheap pre-checks: exact equality
-fires without scoring, and a pair whose lengths alone cap the similarity below the threshold
-is never scored). polars and rapidfuzz are imported inside the functions: importing this
-module stays cheap.
+Everything is vectorised over Arrow columns and numpy (`find_loops`), with rapidfuzz's
+``process.cpdist`` for the pairs that survive cheap pre-checks: exact equality fires without
+scoring, and a pair whose lengths alone cap the similarity below the threshold is never
+scored. No Polars: a scoring worker then holds its imports plus one run (Polars costs about
+45 MB per process once used); `detect_loops` is the same on Polars frames, for callers that
+have them. Heavy modules are imported inside the functions: importing this module stays cheap.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import numpy as np
     import polars as pl
+    import pyarrow as pa
 
 SIGNALS = ("response", "action", "coords", "phash")
 """The four signals, in the order spans list them."""
@@ -142,54 +145,17 @@ DETECTOR_VERSION = LoopParams().version
 """The version string of the default detector."""
 
 
-def length_bound_ok(len_a: pl.Expr, len_b: pl.Expr, threshold: float) -> pl.Expr:
-    """Whether two lengths allow a fuzz.ratio >= threshold at all.
+def length_bound_ok(len_a: Any, len_b: Any, threshold: float) -> Any:
+    """Whether two lengths allow a fuzz.ratio >= threshold at all (numbers or numpy arrays).
 
     fuzz.ratio = 100 * (1 - indel / (la + lb)) and indel >= |la - lb|, so the best possible
     score is 100 * 2 * min(la, lb) / (la + lb); pairs below the threshold are never scored.
     """
-    import polars as pl
+    import numpy as np
 
-    shorter = pl.min_horizontal(len_a, len_b).cast(pl.Float64)
-    total = (len_a + len_b).cast(pl.Float64)
+    shorter = np.minimum(len_a, len_b).astype(np.float64)
+    total = np.add(len_a, len_b).astype(np.float64)
     return 200.0 * shorter >= threshold * total - 1e-9
-
-
-def _episode_order(steps: pl.DataFrame) -> pl.DataFrame:
-    """Executed steps, each episode's rows together and in step order.
-
-    Warehouse partitions already come that way (one run, sorted by domain, task, step), so
-    the input is only checked (each episode one block, steps increasing within it) and
-    sorted when it is not.
-    """
-    import polars as pl
-
-    missing = [c for c in STEP_COLUMNS if c not in steps.columns]
-    if missing:
-        raise ValueError(f"steps lacks columns {missing}")
-    numeric = {"step_idx": pl.Int64, "step_num": pl.Int64, "x": pl.Float64, "y": pl.Float64}
-    numeric["phash"] = pl.Int64
-    df = steps.select([pl.col(c).cast(numeric.get(c, pl.String)) for c in STEP_COLUMNS])
-    if df.select((pl.col("action_kind") == "error").any()).item():
-        df = df.filter(pl.col("action_kind") != "error")
-    if df.height < 2:
-        return df
-    starts = _new_episode(df)
-    first_rows = df.filter(starts).select(EPISODE_KEY)
-    backwards = df.select((~starts & (pl.col("step_idx") <= pl.col("step_idx").shift(1))).any())
-    if first_rows.is_unique().all() and not backwards.item():
-        return df
-    return df.sort([*EPISODE_KEY, "step_idx"])
-
-
-def _new_episode(df: pl.DataFrame) -> pl.Series:
-    """True on each row that starts an episode (its key differs from the row before)."""
-    import polars as pl
-
-    same = pl.lit(True)
-    for key in EPISODE_KEY:
-        same = same & (pl.col(key) == pl.col(key).shift(1)).fill_null(False)
-    return df.select(~same).to_series()
 
 
 ACTION_BOILERPLATE = (
@@ -208,298 +174,372 @@ score as the bare call does: 1% ('pyautogui.click(x, y)'), 3% ('click(x=.., y=..
 the place anyway).
 """
 
+_BOILERPLATE_HINT = r'import|from|time\.sleep|"|interval'
+"""A text without any of these holds no boilerplate: it is only trimmed, never searched."""
 
-def action_core(column: str = "action_text") -> pl.Expr:
-    """The action text as compared: without ACTION_BOILERPLATE, separators trimmed."""
-    import polars as pl
 
-    return pl.col(column).str.replace_all(ACTION_BOILERPLATE, "").str.strip_chars(" ;\n\t")
+def action_core(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """The action texts as compared: without ACTION_BOILERPLATE, separators trimmed (nulls
+    stay null). Only the texts that can hold boilerplate go through Python's regex engine."""
+    import re
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    texts = _flat(texts).cast(pa.large_string())
+    hint = pc.match_substring_regex(texts, _BOILERPLATE_HINT).fill_null(False)
+    rows = np.flatnonzero(hint.to_numpy(zero_copy_only=False))
+    if len(rows):
+        pattern = re.compile(ACTION_BOILERPLATE)
+        cleaned = [pattern.sub("", t) for t in texts.take(rows).to_pylist()]
+        mask = np.zeros(len(texts), dtype=bool)
+        mask[rows] = True
+        texts = pc.replace_with_mask(texts, pa.array(mask), pa.array(cleaned, pa.large_string()))
+    return pc.utf8_trim(texts, characters=" ;\n\t")
+
+
+def _flat(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """One contiguous array of a column."""
+    import pyarrow as pa
+
+    if isinstance(column, pa.ChunkedArray):
+        return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    return column
+
+
+def _bools(values: pa.Array) -> np.ndarray:
+    """A boolean Arrow array as numpy, null as False."""
+    return values.fill_null(False).to_numpy(zero_copy_only=False)
+
+
+def _same_as_previous(column: pa.Array) -> np.ndarray:
+    """Row i equals row i-1 (False for row 0 and wherever either is null)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    out = np.zeros(len(column), dtype=bool)
+    if len(column) > 1:
+        out[1:] = _bools(pc.equal(column.slice(1), column.slice(0, len(column) - 1)))
+    return out
+
+
+def _numbers(column: pa.Array, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    """(values, valid) of a numeric column cast to `dtype`; values at nulls are 0."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arrow_type = pa.int64() if dtype == np.int64 else pa.float64()
+    cast = pc.cast(column, arrow_type)
+    valid = _bools(pc.is_valid(cast))
+    return cast.fill_null(0).to_numpy(zero_copy_only=False).astype(dtype), valid
+
+
+def _popcount(values: np.ndarray) -> np.ndarray:
+    """Set bits of each 64-bit integer."""
+    import numpy as np
+
+    unsigned = values.astype(np.int64).view(np.uint64)  # two's complement bits, not |value|
+    if hasattr(np, "bitwise_count"):  # numpy >= 2
+        return np.bitwise_count(unsigned)
+    as_bytes = unsigned.view(np.uint8).reshape(-1, 8)
+    return np.unpackbits(as_bytes, axis=1).sum(axis=1)
+
+
+def _episode_order(steps: pa.Table) -> pa.Table:
+    """Executed steps, each episode's rows together and in step order.
+
+    Warehouse partitions already come that way (one run, sorted by domain, task, step), so
+    the input is only checked (each episode one block, steps increasing within it) and
+    sorted when it is not.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    missing = [c for c in STEP_COLUMNS if c not in steps.column_names]
+    if missing:
+        raise ValueError(f"steps lacks columns {missing}")
+    numeric = {"step_idx": pa.int64(), "step_num": pa.int64(), "x": pa.float64()}
+    numeric |= {"y": pa.float64(), "phash": pa.int64()}
+    table = pa.table(
+        {
+            c: pc.cast(_flat(steps.column(c)), numeric.get(c, pa.large_string()))
+            for c in STEP_COLUMNS
+        }
+    )
+    executed = pc.not_equal(table.column("action_kind"), "error").fill_null(True)
+    if not pc.all(executed).as_py():
+        table = table.filter(executed)
+    if table.num_rows < 2:
+        return table
+    starts = _new_episode(table)
+    idx, idx_ok = _numbers(_flat(table.column("step_idx")), np.int64)
+    backwards = ~starts[1:] & (~idx_ok[1:] | ~idx_ok[:-1] | (idx[1:] <= idx[:-1]))
+    firsts = table.filter(pa.array(starts)).select(list(EPISODE_KEY)).to_pylist()
+    unique = len({tuple(row.values()) for row in firsts}) == len(firsts)
+    if unique and not backwards.any():
+        return table
+    return table.sort_by([(c, "ascending") for c in (*EPISODE_KEY, "step_idx")])
+
+
+def _new_episode(table: pa.Table) -> np.ndarray:
+    """True on each row that starts an episode (its key differs from the row before, or is
+    null)."""
+    import numpy as np
+
+    same = np.ones(table.num_rows, dtype=bool)
+    for key in EPISODE_KEY:
+        same &= _same_as_previous(_flat(table.column(key)))
+    return ~same
 
 
 def _text_signal(
-    text: pl.Series, usable: pl.Series, threshold: float
-) -> tuple[pl.Series, pl.Series]:
-    """(available, fired) for texts against the previous row, as boolean Series.
+    text: pa.Array, usable: np.ndarray, threshold: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(available, fired) for texts against the previous row, as boolean arrays.
 
     `usable` says where the pair may vote at all (same episode, same-turn rule). Equal texts
-    fire without scoring (found by hash, confirmed by comparison); pairs whose lengths alone
-    cap the similarity below the threshold are never scored; only the rest goes to
-    rapidfuzz, each needed text converted to a Python string once.
+    fire without scoring; pairs whose lengths alone cap the similarity below the threshold
+    are never scored; only the rest goes to rapidfuzz, each needed text converted to a
+    Python string once.
     """
     import numpy as np
-    import polars as pl
+    import pyarrow.compute as pc
     from rapidfuzz import fuzz, process
 
-    length = text.str.len_chars().fill_null(0)
-    prev_length = length.shift(1, fill_value=0)
+    length = pc.utf8_length(text).fill_null(0).to_numpy(zero_copy_only=False)
+    prev_length = np.concatenate([[0], length[:-1]])
     available = usable & (length > 0) & (prev_length > 0)
-    bound = pl.select(length_bound_ok(pl.lit(length), pl.lit(prev_length), threshold)).to_series()
-    digest = text.hash()
-    same_digest = (digest == digest.shift(1)).fill_null(False)
-    fired = np.zeros(len(text), dtype=bool)
-
-    equal_idx = (available & same_digest).arg_true()
-    if len(equal_idx):
-        confirmed = (text.gather(equal_idx) == text.gather(equal_idx - 1)).fill_null(False)
-        fired[equal_idx.filter(confirmed).to_numpy()] = True
-    rest = (available & bound & ~pl.Series(fired)).arg_true().to_numpy()
+    bound = length_bound_ok(length, prev_length, threshold)
+    fired = available & _same_as_previous(text)
+    rest = np.flatnonzero(available & bound & ~fired)
     if len(rest) and threshold <= 0:
         fired[rest] = True
     elif len(rest):
-        needed = np.zeros(len(text), dtype=bool)
-        needed[rest] = True
-        needed[rest - 1] = True
-        rows = np.flatnonzero(needed)
+        rows = np.union1d(rest, rest - 1)
         values = np.empty(len(rows), dtype=object)
-        values[:] = text.gather(pl.Series(rows, dtype=pl.UInt32)).to_list()
+        values[:] = text.take(rows).to_pylist()
         at = np.searchsorted(rows, rest)
         scores = process.cpdist(
-            values[at], values[at - 1], scorer=fuzz.ratio, score_cutoff=threshold, workers=-1
+            values[at], values[at - 1], scorer=fuzz.ratio, score_cutoff=threshold, workers=1
         )
         fired[rest[scores >= threshold]] = True
-    return available, pl.Series(text.name, fired) & available
+    return available, fired & available
 
 
-def _budgets(episodes: pl.DataFrame, infer: bool) -> pl.DataFrame:
-    """(run_id, budget): the known max_steps, else (with `infer`) the inferred one."""
-    import polars as pl
+def _budgets(episodes: pa.Table, infer: bool) -> dict[str, int | None]:
+    """run_id -> the known max_steps, else (with `infer`) the inferred one, else None."""
+    known: dict[str, int | None] = {}
+    stopped: dict[str, list[int]] = {}
+    for run, max_steps, ended_by, turns in zip(
+        *(episodes.column(c).to_pylist() for c in ("run_id", "max_steps", "ended_by", "n_turns")),
+        strict=True,
+    ):
+        before = known.get(run)
+        known[run] = before if max_steps is None else max(before or max_steps, max_steps)
+        if infer and ended_by == "none" and turns is not None and turns > 0:
+            stopped.setdefault(run, []).append(turns)
+    for run, turns in stopped.items():
+        top = max(turns)
+        if known.get(run) is None and turns.count(top) >= 2:
+            known[run] = top
+    return known
 
-    known = episodes.group_by("run_id").agg(pl.col("max_steps").drop_nulls().max().alias("known"))
-    if not infer:
-        return known.select("run_id", pl.col("known").alias("budget"))
-    stopped = episodes.filter((pl.col("ended_by") == "none") & (pl.col("n_turns") > 0)).select(
-        "run_id", "n_turns"
+
+def _span_schema() -> pa.Schema:
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("run_id", pa.large_string()),
+            ("benchmark", pa.large_string()),
+            ("domain", pa.large_string()),
+            ("task_id", pa.large_string()),
+            ("first_step", pa.int32()),
+            ("last_step", pa.int32()),
+            ("length", pa.int32()),
+            ("looping_steps", pa.int32()),
+            ("signals", pa.large_list(pa.large_string())),
+            ("signal_counts_json", pa.large_string()),
+            ("outcome", pa.large_string()),
+            ("detector_version", pa.large_string()),
+        ]
     )
-    top = stopped.group_by("run_id").agg(pl.col("n_turns").max().alias("top"))
-    hits = (
-        stopped.join(top, on="run_id")
-        .filter(pl.col("n_turns") == pl.col("top"))
-        .group_by("run_id")
-        .agg(pl.len().alias("hits"), pl.col("top").first())
-    )
-    inferred = hits.filter(pl.col("hits") >= 2).select("run_id", pl.col("top").alias("inferred"))
-    return known.join(inferred, on="run_id", how="left").select(
-        "run_id", pl.coalesce("known", "inferred").alias("budget")
-    )
 
 
-def _empty_spans() -> pl.DataFrame:
-    import polars as pl
-
-    return pl.DataFrame(schema=_span_schema())
-
-
-def _span_schema() -> dict[str, pl.DataType]:
-    import polars as pl
-
-    return {
-        "run_id": pl.String,
-        "benchmark": pl.String,
-        "domain": pl.String,
-        "task_id": pl.String,
-        "first_step": pl.Int32,
-        "last_step": pl.Int32,
-        "length": pl.Int32,
-        "looping_steps": pl.Int32,
-        "signals": pl.List(pl.String),
-        "signal_counts_json": pl.String,
-        "outcome": pl.String,
-        "detector_version": pl.String,
-    }
-
-
-def detect_loops(
-    steps: pl.DataFrame, episodes: pl.DataFrame, params: LoopParams | None = None
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Flag looping steps and gather them into spans with their outcome.
+def find_loops(
+    steps: pa.Table, episodes: pa.Table, params: LoopParams | None = None
+) -> tuple[pa.Table, pa.Table]:
+    """Flag looping steps and gather them into spans with their outcome, on Arrow tables.
 
     `steps` has the columns of STEP_COLUMNS (any order, extra columns ignored; any number
     of runs and episodes), `episodes` those of EPISODE_COLUMNS. Returns `(flags, spans)`:
 
     - flags: one row per executed step in episode order: the episode key, step_idx,
-      step_num, action_kind, prev_step (the step it is compared with, null for an episode's
-      first), one boolean per signal (fired), n_available, `repeats` (the 2-of-4 verdict)
-      and `looping` (repeats and part of a span that counts);
+      step_num, prev_step (the step it is compared with, null for an episode's first),
+      action_kind, one boolean per signal (fired), n_available, `repeats` (the 2-of-4
+      verdict) and `looping` (repeats and part of a span that counts);
     - spans: exactly the loop_spans columns, in the table's order.
+
+    Arrow and numpy only (no Polars): a scoring worker's memory is its imports plus one run.
     """
-    import polars as pl
+    import numpy as np
+    import pyarrow as pa
 
     params = params or LoopParams()
-    missing = [c for c in EPISODE_COLUMNS if c not in episodes.columns]
+    missing = [c for c in EPISODE_COLUMNS if c not in episodes.column_names]
     if missing:
         raise ValueError(f"episodes lacks columns {missing}")
     df = _episode_order(steps)
-    n = df.height
+    n = df.num_rows
+    col = {c: _flat(df.column(c)) for c in STEP_COLUMNS}
 
-    new_ep = _new_episode(df) if n else pl.Series("new", [], dtype=pl.Boolean)
+    new_ep = _new_episode(df) if n else np.zeros(0, dtype=bool)
     same = ~new_ep
-    prev_x, prev_y, prev_ph = (pl.col(c).shift(1) for c in ("x", "y", "phash"))
-    base = df.select(
-        (pl.col("step_num") == pl.col("step_num").shift(1)).fill_null(False).alias("same_turn"),
-        pl.all_horizontal(
-            pl.col("x", "y").is_not_null(), prev_x.is_not_null(), prev_y.is_not_null()
-        ).alias("coords_ok"),
-        ((pl.col("x") - prev_x).pow(2) + (pl.col("y") - prev_y).pow(2)).alias("d2"),
-        (pl.col("phash").is_not_null() & prev_ph.is_not_null()).alias("phash_ok"),
-        pl.col("phash").xor(prev_ph).bitwise_count_ones().alias("hamming"),
+    same_turn = _same_as_previous(col["step_num"]) & same
+    resp_avail, resp_fired = _text_signal(col["response"], same & ~same_turn, params.text_threshold)
+    act_avail, act_fired = _text_signal(
+        action_core(col["action_text"]), same, params.text_threshold
     )
-    same_turn = base.get_column("same_turn") & same
-    # response: not between two actions of one model turn (they share it by construction)
-    resp_avail, resp_fired = _text_signal(
-        df.get_column("response"), same & ~same_turn, params.text_threshold
-    )
-    actions = df.select(action_core()).to_series()
-    act_avail, act_fired = _text_signal(actions, same, params.text_threshold)
-    coords_avail = same & base.get_column("coords_ok").fill_null(False)
-    coords_fired = coords_avail & (
-        base.get_column("d2").fill_null(float("inf")) <= params.coord_radius**2
-    )
-    phash_avail = same & base.get_column("phash_ok").fill_null(False)
-    phash_fired = phash_avail & (
-        base.get_column("hamming").fill_null(65) <= params.phash_max_distance
-    )
+    x, x_ok = _numbers(col["x"], np.float64)
+    y, y_ok = _numbers(col["y"], np.float64)
+    coords_avail = same & x_ok & y_ok & _shift(x_ok & y_ok)
+    with np.errstate(invalid="ignore"):
+        d2 = (x - _shift(x)) ** 2 + (y - _shift(y)) ** 2
+        coords_fired = coords_avail & (d2 <= params.coord_radius**2)
+    ph, ph_ok = _numbers(col["phash"], np.int64)
+    phash_avail = same & ph_ok & _shift(ph_ok)
+    phash_fired = phash_avail & (_popcount(ph ^ _shift(ph)) <= params.phash_max_distance)
 
-    flags = df.select(
-        *EPISODE_KEY,
-        pl.col("step_idx"),
-        pl.col("step_num"),
-        pl.when(same).then(pl.col("step_idx").shift(1)).alias("prev_step"),
-        pl.col("action_kind"),
-    ).with_columns(
-        pl.Series("response", resp_fired),
-        pl.Series("action", act_fired),
-        pl.Series("coords", coords_fired),
-        pl.Series("phash", phash_fired),
-        pl.sum_horizontal(
-            pl.Series(resp_avail).cast(pl.Int8),
-            pl.Series(act_avail).cast(pl.Int8),
-            pl.Series(coords_avail).cast(pl.Int8),
-            pl.Series(phash_avail).cast(pl.Int8),
-        )
-        .cast(pl.Int8)
-        .alias("n_available"),
-    )
-    n_fired = pl.sum_horizontal(*(pl.col(s).cast(pl.Int8) for s in SIGNALS))
-    required = pl.min_horizontal(pl.col("n_available"), pl.lit(params.min_signals, pl.Int8))
-    flags = flags.with_columns(
-        ((pl.col("n_available") >= params.min_available) & (n_fired >= required)).alias("repeats")
-    )
+    fired = np.stack([resp_fired, act_fired, coords_fired, phash_fired])
+    avail = np.stack([resp_avail, act_avail, coords_avail, phash_avail])
+    n_available = avail.sum(axis=0).astype(np.int8)
+    required = np.minimum(n_available, params.min_signals)
+    repeats = (n_available >= params.min_available) & (fired.sum(axis=0) >= required)
 
     # spans: runs of consecutive repeating steps (rows are in episode order)
-    rep = pl.col("repeats")
-    starts = rep & ~(rep.shift(1).fill_null(False) & pl.col("prev_step").is_not_null())
-    flags = flags.with_columns(
-        pl.when(rep).then(starts.cum_sum()).alias("_span"),
-        pl.lit(new_ep).cum_sum().alias("_ep"),
-        pl.int_range(pl.len()).alias("_row"),
-    )
-    raw = (
-        flags.filter(rep)
-        .group_by("_span", maintain_order=True)
-        .agg(
-            pl.col("run_id").first(),
-            pl.col("domain").first(),
-            pl.col("task_id").first(),
-            pl.col("_ep").first(),
-            pl.col("prev_step").first().alias("first_step"),
-            pl.col("step_idx").last().alias("last_step"),
-            pl.col("_row").last().alias("last_row"),
-            pl.len().alias("looping_steps"),
-            *(pl.col(s).sum().alias(f"n_{s}") for s in SIGNALS),
-        )
-        .filter(pl.col("looping_steps") >= params.min_looping_steps)
-    )
-    kept = raw.get_column("_span")
-    flags = flags.with_columns((rep & pl.col("_span").is_in(kept.implode())).alias("looping"))
+    starts = repeats & ~(_shift(repeats) & same)
+    span_of = np.cumsum(starts) - 1  # meaningful where repeats
+    rows = np.flatnonzero(repeats)
+    spans_at = span_of[rows]
+    n_spans = int(starts.sum())
+    looping_steps = np.bincount(spans_at, minlength=n_spans)
+    kept = looping_steps >= params.min_looping_steps
+    looping = repeats.copy()
+    looping[rows] = kept[spans_at]
 
-    spans = _finish_spans(flags, raw, df, episodes, params) if raw.height else _empty_spans()
-    flags = flags.drop("_span", "_ep", "_row")
+    step_idx, idx_ok = _numbers(col["step_idx"], np.int64)
+    prev_step = pa.array(_shift(step_idx), mask=~(same & _shift(idx_ok)), type=pa.int64())
+    flags = pa.table(
+        {
+            **{k: col[k] for k in EPISODE_KEY},
+            "step_idx": col["step_idx"],
+            "step_num": col["step_num"],
+            "prev_step": prev_step,
+            "action_kind": col["action_kind"],
+            **{s: pa.array(fired[i]) for i, s in enumerate(SIGNALS)},
+            "n_available": pa.array(n_available, pa.int8()),
+            "repeats": pa.array(repeats),
+            "looping": pa.array(looping),
+        }
+    )
+    if not kept.any():
+        return flags, _span_schema().empty_table()
+    counts = np.stack([np.bincount(spans_at, weights=f[rows], minlength=n_spans) for f in fired])
+    first_rows = np.flatnonzero(starts)
+    last_rows = rows[np.searchsorted(spans_at, np.arange(n_spans), side="right") - 1]
+    spans = _finish_spans(
+        df, new_ep, episodes, params, first_rows[kept], last_rows[kept], counts[:, kept]
+    )
     return flags, spans
 
 
+def _shift(values: np.ndarray) -> np.ndarray:
+    """values moved one row down; row 0 gets the zero of the type (callers mask it)."""
+    import numpy as np
+
+    out = np.zeros_like(values)
+    out[1:] = values[:-1]
+    return out
+
+
 def _finish_spans(
-    flags: pl.DataFrame,
-    raw: pl.DataFrame,
-    df: pl.DataFrame,
-    episodes: pl.DataFrame,
+    df: pa.Table,
+    new_ep: np.ndarray,
+    episodes: pa.Table,
     params: LoopParams,
-) -> pl.DataFrame:
-    """Outcome, signal lists and loop_spans columns for the spans found."""
+    first_rows: np.ndarray,
+    last_rows: np.ndarray,
+    counts: np.ndarray,
+) -> pa.Table:
+    """Outcome, signal lists and loop_spans columns for the spans found (one per entry of
+    `first_rows`/`last_rows`, the rows of its first and last looping step)."""
+    import json
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = df.num_rows
+    ep_of = np.cumsum(new_ep) - 1
+    ep_last_row = np.append(np.flatnonzero(new_ep)[1:] - 1, n - 1)
+    terminal = pc.is_in(df.column("action_kind"), pa.array(TERMINAL_KINDS))
+    active_rows = np.flatnonzero(~_bools(_flat(terminal)))
+
+    budgets = _budgets(episodes, params.infer_budget)
+    hit_budget: dict[tuple[Any, ...], bool] = {}
+    for run, domain, task, turns in zip(
+        *(episodes.column(c).to_pylist() for c in ("run_id", "domain", "task_id", "n_turns")),
+        strict=True,
+    ):
+        budget = budgets.get(run)
+        hit = turns is not None and budget is not None and turns >= budget
+        hit_budget.setdefault((run, domain, task), hit)
+
+    first_steps = df.column("step_idx").take(first_rows - 1).to_pylist()
+    last_steps = df.column("step_idx").take(last_rows).to_pylist()
+    keys = [df.column(c).take(first_rows).to_pylist() for c in ("run_id", "domain", "task_id")]
+    benchmark = df.column("benchmark").take(last_rows).to_pylist()
+    out: dict[str, list[Any]] = {name: [] for name in _span_schema().names}
+    for i, (first, last) in enumerate(zip(first_rows.tolist(), last_rows.tolist(), strict=True)):
+        ep_last = int(ep_last_row[ep_of[last]])
+        after = active_rows[np.searchsorted(active_rows, last, side="right") :]
+        if len(after) and after[0] <= ep_last:
+            outcome = "recovered"
+        elif ep_last == last and hit_budget.get((keys[0][i], keys[1][i], keys[2][i]), False):
+            outcome = "step_limit"
+        else:
+            outcome = "abandoned"
+        n_signal = [int(c) for c in counts[:, i]]
+        out["run_id"].append(keys[0][i])
+        out["benchmark"].append(benchmark[i])
+        out["domain"].append(keys[1][i])
+        out["task_id"].append(keys[2][i])
+        out["first_step"].append(first_steps[i])
+        out["last_step"].append(last_steps[i])
+        out["length"].append(last - first + 2)
+        out["looping_steps"].append(last - first + 1)
+        out["signals"].append([s for s, c in zip(SIGNALS, n_signal, strict=True) if c > 0])
+        out["signal_counts_json"].append(json.dumps(dict(zip(SIGNALS, n_signal, strict=True))))
+        out["outcome"].append(outcome)
+        out["detector_version"].append(params.version)
+    spans = pa.table(out, schema=_span_schema())
+    return spans.sort_by([(c, "ascending") for c in (*EPISODE_KEY, "first_step")])
+
+
+def detect_loops(
+    steps: pl.DataFrame, episodes: pl.DataFrame, params: LoopParams | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """`find_loops` on Polars frames: (flags, spans) as Polars frames (see `find_loops`)."""
     import polars as pl
 
-    # per episode with a span: its last executed row and last non-terminal executed row
-    span_eps = raw.get_column("_ep").unique().implode()
-    tail = (
-        flags.filter(pl.col("_ep").is_in(span_eps))
-        .group_by("_ep")
-        .agg(
-            pl.col("_row").max().alias("ep_last_row"),
-            pl.col("_row")
-            .filter(~pl.col("action_kind").is_in(TERMINAL_KINDS))
-            .max()
-            .alias("ep_last_active_row"),
-        )
-    )
-    ep = episodes.select(
-        pl.col("run_id").cast(pl.String),
-        pl.col("domain").cast(pl.String),
-        pl.col("task_id").cast(pl.String),
-        pl.col("ended_by").cast(pl.String),
-        pl.col("n_turns").cast(pl.Int64),
-        pl.col("max_steps").cast(pl.Int64),
-    )
-    budgets = _budgets(ep, params.infer_budget)
-    ep = ep.join(budgets, on="run_id", how="left").select(
-        *EPISODE_KEY, (pl.col("n_turns") >= pl.col("budget")).fill_null(False).alias("hit_budget")
-    )
-    benchmark = df.get_column("benchmark").gather(raw.get_column("last_row"))
-    out = (
-        raw.with_columns(benchmark.alias("benchmark"))
-        .join(tail, on="_ep", how="left")
-        .join(ep, on=list(EPISODE_KEY), how="left", nulls_equal=True)
-    )
-    outcome = (
-        pl.when(pl.col("ep_last_active_row").fill_null(-1) > pl.col("last_row"))
-        .then(pl.lit("recovered"))
-        .when((pl.col("ep_last_row") == pl.col("last_row")) & pl.col("hit_budget").fill_null(False))
-        .then(pl.lit("step_limit"))
-        .otherwise(pl.lit("abandoned"))
-    )
-    counts = pl.concat_str(
-        [
-            pl.lit('{"response": '),
-            pl.col("n_response").cast(pl.String),
-            pl.lit(', "action": '),
-            pl.col("n_action").cast(pl.String),
-            pl.lit(', "coords": '),
-            pl.col("n_coords").cast(pl.String),
-            pl.lit(', "phash": '),
-            pl.col("n_phash").cast(pl.String),
-            pl.lit("}"),
-        ]
-    )
-    signals = pl.concat_list(
-        [pl.when(pl.col(f"n_{s}") > 0).then(pl.lit(s)) for s in SIGNALS]
-    ).list.drop_nulls()
-    schema = _span_schema()
-    return (
-        out.select(
-            pl.col("run_id"),
-            pl.col("benchmark"),
-            pl.col("domain"),
-            pl.col("task_id"),
-            pl.col("first_step").cast(pl.Int32),
-            pl.col("last_step").cast(pl.Int32),
-            (pl.col("looping_steps") + 1).cast(pl.Int32).alias("length"),
-            pl.col("looping_steps").cast(pl.Int32),
-            signals.alias("signals"),
-            counts.alias("signal_counts_json"),
-            outcome.alias("outcome"),
-            pl.lit(params.version).alias("detector_version"),
-        )
-        .cast(schema)
-        .sort([*EPISODE_KEY, "first_step"])
-    )
+    flags, spans = find_loops(steps.to_arrow(), episodes.to_arrow(), params)
+    spans_frame = pl.from_arrow(spans)
+    flags_frame = pl.from_arrow(flags)
+    assert isinstance(spans_frame, pl.DataFrame) and isinstance(flags_frame, pl.DataFrame)
+    return flags_frame, spans_frame
 
 
 def episode_loop_summary(flags: pl.DataFrame) -> pl.DataFrame:
@@ -529,5 +569,6 @@ __all__ = [
     "LoopParams",
     "detect_loops",
     "episode_loop_summary",
+    "find_loops",
     "length_bound_ok",
 ]

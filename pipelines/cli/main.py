@@ -84,6 +84,9 @@ def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from deskscore.pipelines.infra.memory import lean_allocators
+
+    lean_allocators()  # before anything imports pyarrow
     from deskscore.pipelines.cli import common, output, settings
     from deskscore.pipelines.cli.beam_options import beam_args as split_beam_args
     from deskscore.pipelines.cli.common import UserError

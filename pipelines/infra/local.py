@@ -63,13 +63,19 @@ class LocalPool:
     def __init__(self, workers: int) -> None:
         self.workers = max(1, workers)
         self._pool: Any = None
+        self._restore_env: Callable[[], None] = lambda: None
 
     def _executor(self) -> Any:
         if self._pool is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
+            from deskscore.pipelines.infra.memory import worker_environment
+
             context = multiprocessing.get_context("spawn")
+            # Workers are spawned as work arrives and read the environment then: the
+            # defaults stay in place while the pool lives.
+            self._restore_env = _set_defaults(worker_environment(self.workers))
             self._pool = ProcessPoolExecutor(self.workers - 1, mp_context=context)
         return self._pool
 
@@ -77,6 +83,7 @@ class LocalPool:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+            self._restore_env()
 
     def map(
         self, remote: Callable[..., Any], items: Sequence[Any], local: Callable[[Any], Any]
@@ -127,6 +134,21 @@ class LocalPool:
             for stage in stages:
                 stage.teardown()
         return [o for outputs in done for o in outputs]
+
+
+def _set_defaults(defaults: dict[str, str]) -> Callable[[], None]:
+    """Put `defaults` in os.environ where unset (the user's values win); returns what takes
+    them out again."""
+    import os
+
+    added = {k: v for k, v in defaults.items() if k not in os.environ}
+    os.environ.update(added)
+
+    def restore() -> None:
+        for name in added:
+            os.environ.pop(name, None)
+
+    return restore
 
 
 def _take_back(in_flight: dict[Any, tuple[int, Any]]) -> tuple[int, Any] | None:

@@ -26,9 +26,20 @@ def _compact_table(name: str, *, root: str, job: str) -> list[Compaction]:
 
     wh = Warehouse(root, job, pending=True)  # sees the job's own writes, as its caller does
     try:
-        return wh.compact([name])
+        return _compact_one(wh, name)
     finally:
         wh.close()
+
+
+def _compact_one(wh: Warehouse, name: str) -> list[Compaction]:
+    """One table packed, then its memory given back: packing rereads every run of the table,
+    and the freed pages would otherwise stay with the process until it ends."""
+    from deskscore.pipelines.infra.memory import release
+
+    try:
+        return wh.compact([name])
+    finally:
+        release()
 
 
 def compact_tables(wh: Warehouse, pool: LocalPool | None = None) -> list[Compaction]:
@@ -39,7 +50,7 @@ def compact_tables(wh: Warehouse, pool: LocalPool | None = None) -> list[Compact
         return wh.compact()
     names = sorted(TABLES, key=lambda n: (_order(n), n))
     remote = functools.partial(_compact_table, root=str(wh.root), job=wh.job)
-    done: list[Any] = pool.map(remote, names, lambda name: wh.compact([name]))
+    done: list[Any] = pool.map(remote, names, functools.partial(_compact_one, wh))
     return [c for table in done for c in table]
 
 

@@ -5,7 +5,8 @@ screenshot_refs row gives the content hash of its file, and the screenshots tabl
 content's perceptual hash (status ok only). A content is hashed once, in the partition of the
 run that first showed it, so hashes the run's own partition lacks are looked up in the other
 partitions. Steps without a hash simply have none: the phash signal does not vote for them
-(see `deskscore.scorers.loops`). The detection itself is `detect_loops`, pure and vectorised.
+(see `deskscore.scorers.loops`). The detection itself is `find_loops`, pure and vectorised
+over Arrow columns: the stage imports no Polars.
 
 Every run gets its loop_spans file, an empty one when it has no loop, so a re-run replaces
 whatever an earlier detector wrote and gives the same bytes.
@@ -13,82 +14,95 @@ whatever an earlier detector wrote and gives the same bytes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from deskscore.pipelines.stages.base import RunKey, RunStage
 from deskscore.scorers.loops import EPISODE_COLUMNS, STEP_COLUMNS, LoopParams
 
 if TYPE_CHECKING:
-    import polars as pl
+    import pyarrow as pa
 
     from deskscore.collectors.warehouse import Warehouse
 
 _SPAN_ORDER = ("domain", "task_id", "first_step")
 
 
-def _phash_by_content(wh: Warehouse, part: dict[str, str], hashes: set[str]) -> pl.DataFrame:
-    """(content_hash, phash) of the usable (status ok) hashes among `hashes`."""
-    import polars as pl
+def _phash_by_content(wh: Warehouse, part: dict[str, str], hashes: set[str]) -> dict[str, int]:
+    """content_hash -> phash of the usable (status ok) hashes among `hashes`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     cols = ["content_hash", "phash", "status"]
-    own = pl.from_arrow(wh.read("screenshots", part).select(cols))
-    found = own.filter(pl.col("content_hash").is_in(list(hashes)))
-    missing = hashes - set(found.get_column("content_hash").to_list())
+    own = wh.read("screenshots", part).select(cols)
+    own = own.filter(pc.is_in(own.column("content_hash"), pa.array(sorted(hashes))))
+    rows = own.to_pylist()
+    missing = hashes - {r["content_hash"] for r in rows}
     if missing:  # a content is hashed once, in the partition of the first run that showed it
-        others = pl.from_arrow(wh.read("screenshots", columns=["run_id", *cols])).filter(
-            (pl.col("run_id") != part["run_id"]) & pl.col("content_hash").is_in(sorted(missing))
+        others = wh.read("screenshots", columns=["run_id", *cols])
+        wanted = pc.and_(
+            pc.not_equal(others.column("run_id"), part["run_id"]),
+            pc.is_in(others.column("content_hash"), pa.array(sorted(missing))),
         )
-        found = pl.concat([found, others.select(cols).cast(found.schema)])
-    return (
-        found.filter((pl.col("status") == "ok") & pl.col("phash").is_not_null())
-        .unique(subset="content_hash", keep="first", maintain_order=True)
-        .select("content_hash", pl.col("phash").cast(pl.Int64))
-    )
+        rows += others.filter(wanted).select(cols).to_pylist()
+    found: dict[str, int] = {}
+    for r in rows:
+        if r["status"] == "ok" and r["phash"] is not None:
+            found.setdefault(r["content_hash"], r["phash"])
+    return found
 
 
-def run_frames(wh: Warehouse, benchmark: str, run_id: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The (steps, episodes) frames `detect_loops` takes, for one run of the warehouse."""
-    import polars as pl
+def run_frames(wh: Warehouse, benchmark: str, run_id: str) -> tuple[pa.Table, pa.Table]:
+    """The (steps, episodes) tables `find_loops` takes, for one run of the warehouse."""
+    import pyarrow as pa
 
     part = {"benchmark": benchmark, "run_id": run_id}
     step_cols = [c for c in STEP_COLUMNS if c != "phash"]
-    steps = pl.from_arrow(wh.read("steps", part).select(step_cols))
-    refs = pl.from_arrow(
-        wh.read("screenshot_refs", part).select(["domain", "task_id", "step_idx", "content_hash"])
-    ).filter(pl.col("content_hash").is_not_null())
-    if refs.height:
-        hashes = _phash_by_content(wh, part, set(refs.get_column("content_hash").to_list()))
-        phash = refs.join(hashes, on="content_hash", how="inner").select(
-            "domain", "task_id", "step_idx", "phash"
-        )
-        steps = steps.join(phash, on=["domain", "task_id", "step_idx"], how="left")
-    else:
-        steps = steps.with_columns(pl.lit(None, pl.Int64).alias("phash"))
+    steps = wh.read("steps", part).select(step_cols)
+    refs = wh.read("screenshot_refs", part).select(
+        ["domain", "task_id", "step_idx", "content_hash"]
+    )
+    phash: list[int | None] = [None] * steps.num_rows
+    hashes = {h for h in refs.column("content_hash").to_pylist() if h is not None}
+    if hashes:
+        by_content = _phash_by_content(wh, part, hashes)
+        by_step = {
+            (d, t, i): by_content[h]
+            for d, t, i, h in zip(*refs.to_pydict().values(), strict=True)
+            if h in by_content
+        }
+        columns = (steps.column(c).to_pylist() for c in ("domain", "task_id", "step_idx"))
+        phash = [by_step.get(k) for k in zip(*columns, strict=True)]
+    steps = steps.append_column("phash", pa.array(phash, pa.int64()))
     runs = wh.read("runs", part).select(["run_id", "max_steps"]).to_pylist()
     max_steps = runs[0]["max_steps"] if runs else None
-    episodes = pl.from_arrow(
-        wh.read("episodes", part).select([c for c in EPISODE_COLUMNS if c != "max_steps"])
-    ).with_columns(pl.lit(max_steps, pl.Int32).alias("max_steps"))
-    order = ["domain", "task_id", "step_idx"]
-    return steps.select(STEP_COLUMNS).sort(order), episodes
+    episodes = wh.read("episodes", part).select([c for c in EPISODE_COLUMNS if c != "max_steps"])
+    episodes = episodes.append_column(
+        "max_steps", pa.array([max_steps] * episodes.num_rows, pa.int32())
+    )
+    return steps.select(list(STEP_COLUMNS)), episodes
 
 
-def spans_table(spans: pl.DataFrame) -> Any:
-    """The spans as a pyarrow table in the loop_spans schema, in a stable row order."""
+def spans_table(spans: pa.Table) -> pa.Table:
+    """The spans in the loop_spans schema, in a stable row order."""
     from deskscore.schemas import arrow_schema
 
     schema = arrow_schema("loop_spans")
-    return spans.sort(list(_SPAN_ORDER)).to_arrow().select(schema.names).cast(schema)
+    ordered = spans.sort_by([(c, "ascending") for c in _SPAN_ORDER])
+    return ordered.select(schema.names).cast(schema)
 
 
-def detect_run(wh: Warehouse, benchmark: str, run_id: str, params: LoopParams) -> tuple[Any, int]:
-    """Detect one run's loops: (loop_spans pyarrow table, looping steps)."""
-    from deskscore.scorers.loops import detect_loops
+def detect_run(
+    wh: Warehouse, benchmark: str, run_id: str, params: LoopParams
+) -> tuple[pa.Table, int]:
+    """Detect one run's loops: (loop_spans table, looping steps)."""
+    import pyarrow.compute as pc
+
+    from deskscore.scorers.loops import find_loops
 
     steps, episodes = run_frames(wh, benchmark, run_id)
-    _, spans = detect_loops(steps, episodes, params)
-    looping = int(spans.get_column("looping_steps").sum() or 0)
-    return spans_table(spans), looping
+    _, spans = find_loops(steps, episodes, params)
+    looping = pc.sum(spans.column("looping_steps")).as_py() or 0
+    return spans_table(spans), int(looping)
 
 
 class LoopsStage(RunStage):
@@ -104,7 +118,7 @@ class LoopsStage(RunStage):
         self.params = params or LoopParams()
 
     def setup(self) -> None:
-        import polars  # noqa: F401  (heavy imports once per worker, not per run)
+        import rapidfuzz  # noqa: F401  (heavy imports once per worker, not per run)
 
         super().setup()
 

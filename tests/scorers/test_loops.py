@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -236,6 +237,36 @@ def test_screens_four_bits_apart_do_not_look_the_same() -> None:
     assert four["response"] and not four["phash"] and not four["repeats"]
 
 
+@pytest.mark.parametrize(
+    ("a", "b", "bits"),
+    [(-1, -2, 1), (0, -(2**63), 1), (-(2**63), 2**63 - 1, 64), (-1, 0b0111 ^ -1, 3)],
+)
+def test_hash_distance_counts_the_bits_of_negative_hashes_too(a: int, b: int, bits: int) -> None:
+    """phash is stored signed: the distance is over the 64 bits, not over |a ^ b|."""
+    assert bin((a ^ b) & (2**64 - 1)).count("1") == bits
+    flags = pair_flags(write("hello", phash=a), write("quarterly report", phash=b))
+    assert flags["phash"] is (bits <= LoopParams().phash_max_distance)
+
+
+def test_the_loop_stage_detects_without_polars() -> None:
+    """A scoring worker's memory is its imports plus one run: find_loops works on Arrow
+    tables and neither it nor the loop stage imports Polars (about 45 MB per process)."""
+    code = (
+        "import sys, pyarrow as pa\n"
+        "from deskscore.scorers.loops import find_loops\n"
+        "import deskscore.pipelines.stages.loops\n"
+        "rows = [dict(run_id='r', benchmark='b', domain='d', task_id='t', step_idx=i,\n"
+        "  step_num=i, action_kind='click', action_text='pyautogui.click(5, 5)',\n"
+        "  response='same plan', x=5.0, y=5.0, phash=None) for i in range(3)]\n"
+        "eps = [dict(run_id='r', domain='d', task_id='t', ended_by='none', n_steps=3,\n"
+        "  n_turns=3, max_steps=3)]\n"
+        "flags, spans = find_loops(pa.Table.from_pylist(rows), pa.Table.from_pylist(eps))\n"
+        "print(spans.to_pylist()[0]['outcome'], spans.num_rows, 'polars' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["step_limit", "1", "False"]
+
+
 def test_two_identical_actions_of_one_turn_are_not_a_loop() -> None:
     same_turn = [press("down", response=PLAN, turn=1), press("down", response=PLAN, turn=1)]
     flags, spans = detect_loops(*episode(same_turn))
@@ -315,7 +346,7 @@ def test_boilerplate_does_not_make_unrelated_clicks_alike() -> None:
     a = "import pyautogui; pyautogui.click(1869, 689)"
     b = "import pyautogui; pyautogui.click(1615, 65)"
     assert fuzz.ratio(a, b) >= 90  # scored raw they would look alike
-    cores = pl.DataFrame({"action_text": [a, b]}).select(action_core()).to_series().to_list()
+    cores = action_core(pa.array([a, b])).to_pylist()
     assert cores == ["pyautogui.click(1869, 689)", "pyautogui.click(1615, 65)"]
     flags = pair_flags(act("click", a, None, x=1869, y=689), act("click", b, None, x=1615, y=65))
     assert not flags["action"]
@@ -396,7 +427,7 @@ def test_the_detector_version_names_every_parameter() -> None:
     st.sampled_from([50.0, 80.0, 90.0, 95.0, 100.0]),
 )
 def test_the_length_bound_never_rules_out_a_similar_pair(a: str, b: str, threshold: float) -> None:
-    allowed = pl.select(length_bound_ok(pl.lit(len(a)), pl.lit(len(b)), threshold)).item()
+    allowed = length_bound_ok(len(a), len(b), threshold)
     if fuzz.ratio(a, b) >= threshold and (a or b):
         assert allowed
 

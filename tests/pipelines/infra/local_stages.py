@@ -30,3 +30,10 @@ class Record:
 
     def teardown(self) -> None:
         self.set_up = False
+
+
+def worker_env(_: int) -> tuple[int, str | None, str | None]:
+    """(pid, POLARS_MAX_THREADS, MALLOC_ARENA_MAX) of the process that ran it."""
+    import os
+
+    return os.getpid(), os.environ.get("POLARS_MAX_THREADS"), os.environ.get("MALLOC_ARENA_MAX")

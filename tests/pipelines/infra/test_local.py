@@ -12,7 +12,7 @@ from deskscore.pipelines.infra.local import LocalPool, local_pool
 from deskscore.pipelines.infra.runner import LOCAL_FROM, choose_engine, run_stages
 
 sys.path.insert(0, str(Path(__file__).parent))  # spawned workers get this path: they unpickle
-from local_stages import Record
+from local_stages import Record, worker_env
 
 
 def _taken(folder: Path) -> dict[int, int]:
@@ -72,3 +72,33 @@ def test_run_stages_on_the_local_engine_reports_it_and_uses_both_processes(
     used = run_stages([Record(str(tmp_path))], list(range(8)), engine="local", workers=2)
     assert used == "local"
     assert sorted(_taken(tmp_path)) == list(range(8))
+
+
+def test_workers_get_their_share_of_threads_and_few_arenas_and_the_user_wins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("POLARS_MAX_THREADS", raising=False)
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")  # the user's own setting
+    share = str(max(1, (os.cpu_count() or 1) // 2))
+    with local_pool(2) as pool:
+        seen = pool.map(worker_env, list(range(6)), lambda i: (os.getpid(), "here", "here"))
+    from_workers = {(threads, arenas) for pid, threads, arenas in seen if pid != os.getpid()}
+    assert from_workers == {(share, "4")}
+    assert "POLARS_MAX_THREADS" not in os.environ  # taken out again with the pool
+    assert os.environ["MALLOC_ARENA_MAX"] == "4"
+
+
+def test_a_command_puts_arrow_on_malloc_before_pyarrow_loads() -> None:
+    import subprocess
+
+    code = (
+        "from deskscore.pipelines.infra.memory import lean_allocators\n"
+        "lean_allocators()\n"
+        "import pyarrow as pa\n"
+        "print(pa.default_memory_pool().backend_name)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.strip() == "system"

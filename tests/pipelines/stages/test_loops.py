@@ -242,7 +242,7 @@ def test_phashes_come_from_the_screenshots_of_any_run_and_only_usable_ones(
 
     wh.write("screenshots", [shot("own", "r1", -5), shot("corrupt", "r1", None, "corrupt")], part1)
     wh.write("screenshots", [shot("other", "r2", 2**62)], {"benchmark": "osworld", "run_id": "r2"})
-    frame, episodes = run_frames(wh, "osworld", "r1")
+    frame, episodes = (pl.from_arrow(t) for t in run_frames(wh, "osworld", "r1"))
     assert frame.get_column("phash").to_list() == [-5, 2**62, None, None]
     assert frame.columns == list(STEP_COLUMNS)
     assert episodes.get_column("max_steps").to_list() == [None]
@@ -269,7 +269,9 @@ def sec_eval(sec_eval_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> di
     hashed = run_hash(HashOptions(str(wh)))
     run_loops(str(wh))
     [run] = Warehouse(wh).read("runs").to_pylist()
-    steps, episodes = run_frames(Warehouse(wh), run["benchmark"], run["run_id"])
+    steps, episodes = (
+        pl.from_arrow(t) for t in run_frames(Warehouse(wh), run["benchmark"], run["run_id"])
+    )
     flags, _ = detect_loops(steps, episodes)
     return {
         "wh": wh,
