@@ -12,8 +12,8 @@ episodes. The rows are written once to a Parquet file, then timed in the same ru
 - floor: DuckDB reads the Parquet file and, over a window partitioned by episode and ordered
   by step, compares each executed step with the previous one on the same four columns
   (text equality, squared distance, XOR popcount) and counts the 2-of-4 rows;
-- ours: polars reads the same file a run at a time (one row group per run) and, run by run as the loop stage
-  does, `detect_loops` flags steps (rapidfuzz similarity, the missing-data and same-turn
+- ours: pyarrow reads the same file a run at a time (one row group per run) and, run by run
+  as the loop stage does, `find_loops` flags steps (rapidfuzz similarity, the missing-data and same-turn
   rules) and builds the spans with their outcomes; its peak RSS is printed (each side runs
   in a process of its own), which follows the largest run, not the total rows.
 
@@ -31,13 +31,16 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:  # imported where used: the timed child of `ours` loads no Polars
+    import polars as pl
+    import pyarrow as pa
 
 from deskscore.scorers.domains import OSWORLD_DOMAINS
-from deskscore.scorers.loops import EPISODE_COLUMNS, STEP_COLUMNS, LoopParams, detect_loops
+from deskscore.scorers.loops import EPISODE_COLUMNS, STEP_COLUMNS, LoopParams, find_loops
 
 T = TypeVar("T")
 TARGET_RATIO = 4.0
@@ -97,6 +100,8 @@ def _loop_sources(
 
 def _responses(rng: np.random.Generator, n: int) -> pl.Series:
     """Planner texts of 50-400 characters: an opener and 1-8 phrases of random words."""
+    import polars as pl
+
     words = _words(rng, 4000)
     phrases = pl.Series(
         [
@@ -116,6 +121,8 @@ def _responses(rng: np.random.Generator, n: int) -> pl.Series:
 
 def _actions(frame: pl.DataFrame) -> pl.Series:
     """pyautogui code for each row's kind, coordinates and arguments."""
+    import polars as pl
+
     xi = pl.col("x").cast(pl.Int64).cast(pl.String)
     yi = pl.col("y").cast(pl.Int64).cast(pl.String)
 
@@ -144,6 +151,8 @@ def _actions(frame: pl.DataFrame) -> pl.Series:
 
 def generate(n_rows: int, seed: int = 0) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(steps, episodes) with `n_rows` step rows; vectorised, deterministic per seed."""
+    import polars as pl
+
     rng = np.random.default_rng(seed)
     lengths, ep = _layout(rng, n_rows)
     n_eps, n = len(lengths), int(lengths.sum())
@@ -264,21 +273,23 @@ def floor(path: Path) -> tuple[float, int, int]:
     return time.perf_counter() - started, n, hits
 
 
-def _runs(path: Path) -> Iterator[pl.DataFrame]:
+def _runs(path: Path) -> Iterator[pa.Table]:
     """The step rows of each run in turn: the file holds one row group per run (as the
     warehouse holds one file, or one packed row group, per run), read one at a time."""
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     source = pq.ParquetFile(path)
     for group in range(source.num_row_groups):
-        frame = pl.from_arrow(source.read_row_group(group, columns=list(STEP_COLUMNS)))
-        if frame.get_column("run_id").n_unique() != 1:
+        table = source.read_row_group(group, columns=list(STEP_COLUMNS))
+        if pc.count_distinct(table.column("run_id")).as_py() != 1:
             raise ValueError(f"row group {group} of {path} holds several runs")
-        yield frame
+        yield table
 
 
 def write_by_run(steps: pl.DataFrame, path: Path) -> None:
     """`steps` as Parquet, one row group per run, in run order."""
+
     import pyarrow.parquet as pq
 
     table = steps.to_arrow()
@@ -288,18 +299,23 @@ def write_by_run(steps: pl.DataFrame, path: Path) -> None:
 
 
 def ours(path: Path, episodes_path: Path) -> tuple[float, int, int, int, float]:
-    """(seconds, executed rows, looping steps, spans, peak RSS in MB) of polars reading +
-    detect_loops run by run, as the loop stage runs it: memory follows the largest run, not
-    the total rows. Run in a process of its own, for its peak RSS."""
+    """(seconds, executed rows, looping steps, spans, peak RSS in MB) of pyarrow reading +
+    find_loops run by run, as the loop stage runs it (no Polars in the process): memory
+    follows the largest run, not the total rows. Run in a process of its own, for its peak
+    RSS."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
     started = time.perf_counter()
-    episodes = pl.read_parquet(episodes_path).partition_by("run_id", as_dict=True)
+    episodes = pq.read_table(episodes_path)
     executed = looping = n_spans = 0
     for steps in _runs(path):
-        run = steps.get_column("run_id")[0]
-        flags, spans = detect_loops(steps, episodes[(run,)], LoopParams())
-        executed += flags.height
-        looping += int(flags.get_column("looping").sum())
-        n_spans += spans.height
+        run = steps.column("run_id")[0]
+        run_episodes = episodes.filter(pc.equal(episodes.column("run_id"), run))
+        flags, spans = find_loops(steps, run_episodes, LoopParams())
+        executed += flags.num_rows
+        looping += pc.sum(flags.column("looping")).as_py() or 0
+        n_spans += spans.num_rows
     elapsed = time.perf_counter() - started
     return elapsed, executed, looping, n_spans, _peak_mb()
 
@@ -361,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
             f"({n_rows / t_floor:,.0f} rows/s; {hits:,} rows with 2 of 4 equal)"
         )
         print(
-            f"ours:  polars read + detect_loops (rapidfuzz, spans, outcomes):  {t_ours:7.2f} s "
+            f"ours:  pyarrow read + find_loops (rapidfuzz, spans, outcomes):  {t_ours:7.2f} s "
             f"({n_rows / t_ours:,.0f} rows/s; {looping:,} looping steps in {n_spans:,} spans; "
             f"peak RSS {peak:,.0f} MB, run by run)"
         )

@@ -318,7 +318,10 @@ def _text_signal(
     if len(rest) and threshold <= 0:
         fired[rest] = True
     elif len(rest):
-        rows = np.union1d(rest, rest - 1)
+        needed = np.zeros(len(text), dtype=bool)
+        needed[rest] = True
+        needed[rest - 1] = True
+        rows = np.flatnonzero(needed)
         values = np.empty(len(rows), dtype=object)
         values[:] = text.take(rows).to_pylist()
         at = np.searchsorted(rows, rest)

@@ -211,6 +211,15 @@ class Warehouse:
         prefix = self.partition_of(name, partition)
         return sorted((k, e) for k, e in slots.items() if split_slot(k)[0] == prefix)
 
+    def partitions(self, name: str) -> list[dict[str, str]]:
+        """The partitions of `name` that hold slots, as their folder segments (which `read`
+        takes back), so a table can be read one partition at a time."""
+        out = []
+        for folder in sorted({split_slot(k)[0] for k, _ in self._slots(name, None)}):
+            pairs = (seg.split("=", 1) for seg in folder.split("/") if "=" in seg)
+            out.append({k: v for k, v in pairs})
+        return out
+
     def files(self, name: str) -> list[Path]:
         """Every file the table's current version is made of (packs included), sorted."""
         base = self.table_dir(name)

@@ -35,18 +35,43 @@ _HASH_TABLES = ("screenshots", "screenshot_refs")
 
 
 def _screenshot_state(wh: Any) -> str:
-    """A digest of the screenshot hash tables' rows, order-free (the sorted row hashes), so a
-    `deskscore hash` that adds or changes a hash changes it and repacking files does not.
-    (Polars keeps row hashes stable within one version: an upgrade rescores once.)"""
-    import polars as pl
-
+    """A digest of the screenshot hash tables' rows, order-free (each partition's rows fed in
+    sorted order), so a `deskscore hash` that adds or changes a hash changes it and repacking
+    files does not. Read one run's partition at a time with pyarrow alone, so the scoring
+    command's memory neither grows with the warehouse nor holds a query engine while its
+    stages run."""
     h = hashlib.sha1()
     for name in _HASH_TABLES:
-        frame = pl.from_arrow(wh.read(name))
-        h.update(f"{name}:{frame.height}\n".encode())
-        if frame.height:
-            h.update(frame.hash_rows(seed=0).sort().to_numpy().tobytes())
+        for part in wh.partitions(name):
+            h.update(f"{name}:{sorted(part.items())}\n".encode())
+            _feed_rows(wh.read(name, part), h)
     return h.hexdigest()
+
+
+def _feed_rows(table: Any, h: Any) -> None:
+    """`table`'s rows into `h`, sorted by every column, column by column: validity, then the
+    values (strings as their lengths and bytes), so equal rows in any order feed the same."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    h.update(f"{table.num_rows}\n".encode())
+    if not table.num_rows:
+        return
+    keys = [(c, "ascending") for c in table.column_names]
+    table = table.take(pc.sort_indices(table, sort_keys=keys))
+    for column in table.columns:
+        values = column.combine_chunks()
+        h.update(pc.is_valid(values).to_numpy(zero_copy_only=False).tobytes())
+        if pa.types.is_integer(values.type):
+            h.update(pc.fill_null(values, 0).to_numpy().astype("<i8").tobytes())
+            continue
+        text = pc.fill_null(values.cast(pa.large_string()), "")
+        h.update(pc.binary_length(text).to_numpy().astype("<i8").tobytes())
+        offsets = np.frombuffer(text.buffers()[1], dtype=np.int64)
+        start, end = offsets[text.offset], offsets[text.offset + len(text)]
+        if end > start:
+            h.update(memoryview(text.buffers()[2])[start:end])
 
 
 def inputs_digests(wh: Any, keys: Sequence[tuple], given: Sequence[Any]) -> dict[str, str | None]:

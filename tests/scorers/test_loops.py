@@ -248,6 +248,23 @@ def test_hash_distance_counts_the_bits_of_negative_hashes_too(a: int, b: int, bi
     assert flags["phash"] is (bits <= LoopParams().phash_max_distance)
 
 
+def test_hash_distance_is_the_same_without_numpy_2s_bit_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """numpy 1.26 (admitted) has no bitwise_count: the fallback counts the same bits."""
+    import numpy as np
+
+    from deskscore.scorers.loops import _popcount
+
+    values = np.random.default_rng(0).integers(-(2**63), 2**63 - 1, 1000, dtype=np.int64)
+    values[:3] = [-1, 0, -(2**63)]
+    expected = [bin(int(v) & (2**64 - 1)).count("1") for v in values]
+    assert _popcount(values).tolist() == expected
+    if hasattr(np, "bitwise_count"):
+        monkeypatch.delattr(np, "bitwise_count")
+    assert _popcount(values).tolist() == expected
+
+
 def test_the_loop_stage_detects_without_polars() -> None:
     """A scoring worker's memory is its imports plus one run: find_loops works on Arrow
     tables and neither it nor the loop stage imports Polars (about 45 MB per process)."""
