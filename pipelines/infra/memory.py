@@ -62,7 +62,7 @@ def worker_environment(workers: int) -> dict[str, str]:
     Polars' thread pool sized to their share of the cores (each worker already is one of
     the processes running elements side by side), and at most two glibc malloc arenas, as
     the Python side of a worker runs on one thread. Measured on the same 20 archives: peak
-    RSS a further 15-30 MB lower per worker, with no change in time."""
+    RSS of a worker a further 15-30 MB lower."""
     import os
 
     share = max(1, (os.cpu_count() or 1) // max(1, workers))

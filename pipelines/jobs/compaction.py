@@ -1,10 +1,12 @@
 """Packing a job's small files, table by table on every local worker.
 
 Packing reads every small file of a table and writes it again into packs: after an ingest of
-a release that is all of its rows, which alone took a fifth of a 20-run ingest when one
-process packed every table in turn. Tables pack independently, so each goes to whichever
-process is free; every process writes its packs into the same job (its own journal), so they
-become visible with the job's commit, all together or not at all.
+a release that is all of its rows. Tables pack independently, so each can go to whichever
+process of a pool is free; every process writes its packs into the same job (its own
+journal), so they become visible with the job's commit, all together or not at all. The
+ingest job packs in its own process once its workers have exited: at 80 PNG archives, two
+processes packing side by side were the ingest's peak memory (about 370 MB for the process
+tree against 295 MB) and took no less time (70 s against 63 s end to end, one run each).
 """
 
 from __future__ import annotations
