@@ -247,8 +247,9 @@ def _popcount(values: np.ndarray) -> np.ndarray:
     return np.unpackbits(as_bytes, axis=1).sum(axis=1)
 
 
-def _episode_order(steps: pa.Table) -> pa.Table:
-    """Executed steps, each episode's rows together and in step order.
+def _episode_order(steps: pa.Table) -> tuple[pa.Table, np.ndarray]:
+    """Executed steps, each episode's rows together and in step order, and where each
+    episode starts (`_new_episode` of the rows returned).
 
     Warehouse partitions already come that way (one run, sorted by domain, task, step), so
     the input is only checked (each episode one block, steps increasing within it) and
@@ -273,15 +274,16 @@ def _episode_order(steps: pa.Table) -> pa.Table:
     if not pc.all(executed).as_py():
         table = table.filter(executed)
     if table.num_rows < 2:
-        return table
+        return table, np.ones(table.num_rows, dtype=bool)
     starts = _new_episode(table)
     idx, idx_ok = _numbers(_flat(table.column("step_idx")), np.int64)
     backwards = ~starts[1:] & (~idx_ok[1:] | ~idx_ok[:-1] | (idx[1:] <= idx[:-1]))
     firsts = table.filter(pa.array(starts)).select(list(EPISODE_KEY)).to_pylist()
     unique = len({tuple(row.values()) for row in firsts}) == len(firsts)
     if unique and not backwards.any():
-        return table
-    return table.sort_by([(c, "ascending") for c in (*EPISODE_KEY, "step_idx")])
+        return table, starts
+    table = table.sort_by([(c, "ascending") for c in (*EPISODE_KEY, "step_idx")])
+    return table, _new_episode(table)
 
 
 def _new_episode(table: pa.Table) -> np.ndarray:
@@ -310,7 +312,7 @@ def _text_signal(
     from rapidfuzz import fuzz, process
 
     length = pc.utf8_length(text).fill_null(0).to_numpy(zero_copy_only=False)
-    prev_length = np.concatenate([[0], length[:-1]])
+    prev_length = _shift(length)
     available = usable & (length > 0) & (prev_length > 0)
     bound = length_bound_ok(length, prev_length, threshold)
     fired = available & _same_as_previous(text)
@@ -395,11 +397,8 @@ def find_loops(
     missing = [c for c in EPISODE_COLUMNS if c not in episodes.column_names]
     if missing:
         raise ValueError(f"episodes lacks columns {missing}")
-    df = _episode_order(steps)
-    n = df.num_rows
+    df, new_ep = _episode_order(steps)
     col = {c: _flat(df.column(c)) for c in STEP_COLUMNS}
-
-    new_ep = _new_episode(df) if n else np.zeros(0, dtype=bool)
     same = ~new_ep
     same_turn = _same_as_previous(col["step_num"]) & same
     resp_avail, resp_fired = _text_signal(col["response"], same & ~same_turn, params.text_threshold)

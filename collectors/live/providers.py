@@ -42,9 +42,6 @@ LABEL = "deskscore.sandbox"
 LABEL_RUN = "deskscore.run_id"
 LABEL_OWNER = "deskscore.owner"
 """host:pid:start-time of the process that started the container."""
-SANDBOX_REPOSITORY = "deskscore-sandbox"
-DESKTOP_REPOSITORY = "deskscore-desktop"
-"""The sandbox's desktop variant (`deskscore sandbox build --desktop`): same session, host network."""
 OSWORLD_IMAGE = "happysixd/osworld-docker"
 """OSWorld's image (a QEMU VM; needs the VM disk mounted at /System.qcow2, NET_ADMIN, /dev/kvm
 for speed); its controller listens on port 5000 inside."""
@@ -234,6 +231,15 @@ class LocalProvider(Provider):
         self.base_url = None
 
 
+def _built_variant(image: str) -> Any:
+    """The project's image variant (sandbox, desktop) `image` is of, by its repository; None
+    for any other image. Those run on the host's network with the project's session."""
+    from deskscore.collectors.live.sandbox.build import VARIANTS
+
+    repository = image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
+    return next((v for v in VARIANTS.values() if repository.endswith(v.repository)), None)
+
+
 class DockerProvider(Provider):
     """One container of `image` with a controller; removed again by stop().
 
@@ -266,10 +272,9 @@ class DockerProvider(Provider):
 
             image = image_name()
         self.image = image
-        repository = image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
+        self.variant = _built_variant(image)
         if network is None:
-            sandbox = repository.endswith((SANDBOX_REPOSITORY, DESKTOP_REPOSITORY))
-            network = "host" if sandbox else "publish"
+            network = "host" if self.variant is not None else "publish"
         if network not in ("host", "publish"):
             raise ValueError(f"network must be 'host' or 'publish', not {network!r}")
         self.network = network
@@ -354,12 +359,11 @@ class DockerProvider(Provider):
         try:
             self.client.images.get(self.image)
         except docker.errors.ImageNotFound:
-            hint = (
-                "build it with `deskscore sandbox build`"
-                + (" --desktop" if DESKTOP_REPOSITORY in self.image else "")
-                if SANDBOX_REPOSITORY in self.image or DESKTOP_REPOSITORY in self.image
-                else f"pull or load it first (docker pull {self.image})"
-            )
+            if self.variant is None:
+                hint = f"pull or load it first (docker pull {self.image})"
+            else:
+                flag = "" if self.variant.name == "sandbox" else f" --{self.variant.name}"
+                hint = f"build it with `deskscore sandbox build{flag}`"
             raise ProviderError(f"image {self.image} is not in the engine; {hint}") from None
         try:
             arguments = self.run_arguments()

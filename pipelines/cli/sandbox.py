@@ -122,7 +122,7 @@ def _vm(args: Any) -> int:
 def _prune() -> int:
     """`sandbox prune`: other trees' images (when an engine runs) and VM disks."""
     from deskscore.collectors.live.providers import ProviderError, docker_client
-    from deskscore.collectors.live.sandbox.build import DESKTOP, SANDBOX, image_name, prune_images
+    from deskscore.collectors.live.sandbox.build import VARIANTS, image_name, prune_images
     from deskscore.collectors.live.sandbox.disk import prune_disks
 
     removed = [(str(folder), size) for folder, size in prune_disks()]
@@ -133,7 +133,7 @@ def _prune() -> int:
     else:
         import docker.errors
 
-        for variant in (SANDBOX, DESKTOP):
+        for variant in VARIANTS.values():
             try:
                 removed += prune_images(client, variant)
             except docker.errors.ImageNotFound:

@@ -44,7 +44,9 @@ from deskscore.collectors.live.providers import (
 )
 from deskscore.collectors.live.sandbox.build import (
     DESKTOP,
+    SANDBOX,
     BuildError,
+    Variant,
     ensure_image,
     image_exists,
     image_name,
@@ -92,34 +94,31 @@ def docker_engine() -> Any:
         unavailable(str(e))
 
 
-@pytest.fixture(scope="session")
-def sandbox_image(docker_engine: Any) -> str:
-    """The image of this source tree; built here when missing and this machine can build it
-    (root, debootstrap), which takes a minute or two once."""
-    name = image_name()
-    if image_exists(docker_engine, name):
+def _built(engine: Any, variant: Variant) -> str:
+    """The image of `variant` of this source tree; built here when missing and this machine
+    can build it (root, debootstrap)."""
+    name = image_name(variant=variant)
+    if image_exists(engine, name):
         return name
     if os.geteuid() != 0 or shutil.which("debootstrap") is None:
         unavailable(f"{name} is not built and this machine cannot build it (root, debootstrap)")
     try:
-        return ensure_image(docker_engine).image
+        return ensure_image(engine, variant=variant).image
     except BuildError as e:
         pytest.fail(f"building {name} failed: {e}")
+
+
+@pytest.fixture(scope="session")
+def sandbox_image(docker_engine: Any) -> str:
+    """The image of this source tree (a minute or two to build, once)."""
+    return _built(docker_engine, SANDBOX)
 
 
 @pytest.fixture(scope="session")
 def desktop_image(docker_engine: Any) -> str:
-    """The desktop variant of this source tree; built here when missing (about ten minutes
-    and 2 GB of packages once)."""
-    name = image_name(variant=DESKTOP)
-    if image_exists(docker_engine, name):
-        return name
-    if os.geteuid() != 0 or shutil.which("debootstrap") is None:
-        unavailable(f"{name} is not built and this machine cannot build it (root, debootstrap)")
-    try:
-        return ensure_image(docker_engine, variant=DESKTOP).image
-    except BuildError as e:
-        pytest.fail(f"building {name} failed: {e}")
+    """The desktop variant of this source tree (about ten minutes and 2 GB of packages to
+    build, once)."""
+    return _built(docker_engine, DESKTOP)
 
 
 @pytest.fixture
