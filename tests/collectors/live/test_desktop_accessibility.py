@@ -27,12 +27,16 @@ def desktop_container(docker_engine: Any, desktop_image: str) -> Iterator[Contro
         provider.stop()
 
 
-def _tree(controller: Controller, want: str, timeout_s: float = 60.0) -> ET.Element:
-    """The tree once an application named `want` is on it."""
+def _tree(
+    controller: Controller, want: str, widget: str | None = None, timeout_s: float = 60.0
+) -> ET.Element:
+    """The tree once an application named `want` is on it (holding a `widget` element, when
+    given: an application registers on the bus before its window is built)."""
     deadline = time.monotonic() + timeout_s
     while True:
         root = ET.fromstring(controller.accessibility() or "<none/>")
-        if any(app.get("name") == want for app in root):
+        apps = [app for app in root if app.get("name") == want]
+        if apps and (widget is None or any(app.find(f".//{widget}") is not None for app in apps)):
             return root
         if time.monotonic() > deadline:
             raise AssertionError(f"no application {want!r} in {[a.get('name') for a in root]}")
@@ -46,7 +50,7 @@ def test_calc_widgets_come_from_atspi_and_the_tree_is_bounded(
     desktop_container.launch(["libreoffice", "--calc"])
     desktop_container.launch(["xterm"])
     started = time.monotonic()
-    root = _tree(desktop_container, "soffice")
+    root = _tree(desktop_container, "soffice", "menu-item")
     root = _tree(desktop_container, "xterm")  # both: AT-SPI's and the window list's
     assert time.monotonic() - started < 60
     nodes = list(root.iter())
