@@ -46,6 +46,8 @@ import re
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+import orjson
+
 from deskscore.collectors.timestamps import parse_action_timestamp
 
 STAGES = ("planning", "reflection", "judging", "grounding", "retrieval", "other")
@@ -141,8 +143,6 @@ class UsageProblem(NamedTuple):
 
 def _dumps(obj: Any) -> str:
     """Canonical JSON text (sorted keys, compact) of a usage object, as kept in `raw`."""
-    import orjson
-
     try:
         return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS, default=str).decode()
     except (TypeError, orjson.JSONEncodeError):  # e.g. integers beyond 64 bits
@@ -327,9 +327,10 @@ def _gpt54(mu: dict, model: str | None) -> Call:
                 "gpt54.model_usage", _dumps(mu))  # fmt: skip
 
 
-def _embedded(obj: dict, model: str | None, rec: dict, stage_raw: str | None = None) -> Call:
-    usage = parse_usage(obj)
-    assert usage is not None
+def _embedded(
+    obj: dict, usage: Usage, model: str | None, rec: dict, stage_raw: str | None = None
+) -> Call:
+    """The call of usage object `obj` (read as `usage`) embedded in record or message `rec`."""
     stage = normalise_stage(stage_raw) if stage_raw else "planning"
     return Call(stage, stage_raw, model, usage, latency_of(rec), _started(rec), usage.format,
                 _dumps(obj))  # fmt: skip
@@ -343,32 +344,56 @@ def record_calls(rec: dict) -> list[Call]:
     `token_usage` object; a `response`/`raw_response` object holding `usage`; usage objects
     inside `messages`; Agent S info counts (num_input_tokens_<module>).
     """
+    return [] if _carries_no_calls(rec) else _source_calls(rec)
+
+
+def _source_calls(rec: dict) -> list[Call]:
+    """`record_calls` without its shortcut: every source read in turn."""
     model = _str(rec.get("model"))
     mu = rec.get("model_usage")
     if isinstance(mu, dict) and mu:
         if any(k in mu for k in ("model_time", "prompt_tokens", "completion_tokens")):
             return [_gpt54(mu, model)]
-        calls = [_embedded(v, name, rec) for name, v in mu.items() if parse_usage(v) is not None]
+        calls = [_embedded(v, u, name, rec) for name, v in mu.items() if (u := parse_usage(v))]
         if calls:
             return calls
     for key in ("usage", "token_usage"):
         obj = rec.get(key)
-        if parse_usage(obj) is not None:
-            return [_embedded(obj, model, rec, _str(_get(rec, *_STAGE_KEYS)))]
+        usage = parse_usage(obj)
+        if usage is not None:
+            return [_embedded(obj, usage, model, rec, _str(_get(rec, *_STAGE_KEYS)))]
     for key in ("response", "raw_response"):
         obj = rec.get(key)
-        if isinstance(obj, dict) and parse_usage(obj.get("usage")) is not None:
-            return [_embedded(obj["usage"], _str(obj.get("model")) or model, rec)]
+        if isinstance(obj, dict):
+            usage = parse_usage(obj.get("usage"))
+            if usage is not None:
+                return [_embedded(obj["usage"], usage, _str(obj.get("model")) or model, rec)]
     messages = rec.get("messages")
     if isinstance(messages, list):
         calls = [
-            _embedded(m["usage"], _str(m.get("model")) or model, m)
+            _embedded(m["usage"], u, _str(m.get("model")) or model, m)
             for m in messages
-            if isinstance(m, dict) and parse_usage(m.get("usage")) is not None
+            if isinstance(m, dict) and (u := parse_usage(m.get("usage")))
         ]
         if calls:
             return calls
     return _agent_s_info(rec, model)
+
+
+_OBJECT_SOURCES = ("model_usage", "usage", "token_usage", "response", "raw_response")
+
+
+def _carries_no_calls(rec: dict) -> bool:
+    """True when none of `record_calls`' sources can be in `rec`: no object under their keys,
+    no `messages` list, no Agent S count. Most OSWorld records carry none (their `response`
+    is text), and this check costs a fifth of reading through every source."""
+    get = rec.get
+    for key in _OBJECT_SOURCES:
+        if isinstance(get(key), dict):
+            return False
+    if isinstance(get("messages"), list):
+        return False
+    return not any(k.startswith("num_input_tokens_") for k in rec)
 
 
 def _agent_s_info(rec: dict, model: str | None) -> list[Call]:
@@ -462,8 +487,6 @@ def _entries(data: Any) -> list[tuple[Any, str | None, str | None]]:
 def _load(data: bytes) -> Any:
     """JSON with orjson when it can (several times faster on the tens of thousands of usage
     entries of a run), else the standard parser (a BOM, NaN, or a precise error message)."""
-    import orjson
-
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:

@@ -50,20 +50,16 @@ class VerdictsStage(RunStage):
 
         part = key.partition
         episodes = self.wh.read("episodes", part).to_pylist()
-        steps: dict[tuple[str, str], list[dict]] = {}
-        for s in self.wh.read("steps", part, columns=_STEP_COLUMNS).to_pylist():
-            steps.setdefault((s["domain"], s["task_id"]), []).append(s)
+        last = _last_executed(self.wh.read("steps", part, columns=_STEP_COLUMNS))
         facts = self.facts.get(task_family(key.benchmark, key.format), {})
         rows: list[dict[str, Any]] = []
         for ep in sorted(episodes, key=lambda e: (e["domain"], e["task_id"])):
-            ep_steps = sorted(
-                steps.get((ep["domain"], ep["task_id"]), ()), key=lambda s: s["step_idx"]
-            )
+            step = last.get((ep["domain"], ep["task_id"]))
             fact = facts.get((ep["domain"], ep["task_id"]))
             rows.extend(
                 episode_verdicts(
                     ep,
-                    last_is_fail=last_action_is_fail(ep_steps),
+                    last_is_fail=last_action_is_fail([step] if step is not None else []),
                     infeasible=fact[0] if fact is not None else None,
                     task_conj=fact[1] if fact is not None else None,
                 )
@@ -73,3 +69,25 @@ class VerdictsStage(RunStage):
             by_source[r["source"]].append(r)
         for source, items in by_source.items():
             self.wh.write("verdicts", items, part, file=source)
+
+
+def _last_executed(steps: Any) -> dict[tuple[str, str], dict[str, Any]]:
+    """Each episode's last executed step row (by step_idx), from the run's step columns: only
+    those rows become dicts (a run has tens of thousands of steps, and the rules read one per
+    episode)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from deskscore.scorers.verdicts import NOT_EXECUTED
+
+    kinds = pa.array(sorted(NOT_EXECUTED), type=pa.string())
+    skipped = pc.fill_null(pc.is_in(steps["action_kind"], value_set=kinds), False)
+    executed = steps.filter(pc.invert(skipped)).sort_by(
+        [("domain", "ascending"), ("task_id", "ascending"), ("step_idx", "ascending")]
+    )
+    at: dict[tuple[str, str], int] = {}
+    episode = zip(executed["domain"].to_pylist(), executed["task_id"].to_pylist(), strict=True)
+    for i, k in enumerate(episode):
+        at[k] = i  # the last row of each episode wins
+    rows = executed.take(pa.array(list(at.values()), type=pa.int64())).to_pylist()
+    return dict(zip(at, rows, strict=True))

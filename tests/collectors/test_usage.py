@@ -249,6 +249,35 @@ def test_no_record_makes_the_usage_reader_raise(rec: dict) -> None:
         assert call.latency_s is None or call.latency_s >= 0
 
 
+_record_keys = _keys | st.sampled_from(
+    ["token_usage", "response", "raw_response", "num_input_tokens_grounding",
+     "num_output_tokens_grounding", "action", "reward", "info"]
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(_record_keys, _values, max_size=8))
+def test_the_no_call_shortcut_never_hides_a_call(rec: dict) -> None:
+    """A record the shortcut skips holds no call when every source is read."""
+    from deskscore.collectors.usage import _carries_no_calls, _source_calls
+
+    if _carries_no_calls(rec):
+        assert _source_calls(dict(rec)) == []
+    else:
+        assert record_calls(dict(rec)) == _source_calls(dict(rec))
+
+
+def test_the_no_call_shortcut_skips_plain_osworld_records() -> None:
+    from deskscore.collectors.usage import _carries_no_calls
+
+    plain = {"step_num": 1, "action": "pyautogui.click(1, 2)", "response": "I click.",
+             "reward": 0, "done": False, "info": {}, "screenshot_file": "s.png"}  # fmt: skip
+    assert _carries_no_calls(plain)
+    for key, value in [("usage", {}), ("response", {"usage": {}}), ("messages", []),
+                       ("num_input_tokens_plan", 3)]:  # fmt: skip
+        assert not _carries_no_calls({**plain, key: value})
+
+
 @settings(max_examples=200, deadline=None)
 @given(_values)
 def test_no_token_usage_file_makes_the_reader_raise(doc: object) -> None:

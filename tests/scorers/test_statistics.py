@@ -111,3 +111,23 @@ def test_variance_split_of_coin_flips_is_mostly_within() -> None:
     assert split.var_within == pytest.approx(0.25, rel=0.1)
     assert split.se_between < split.se_within
     assert split.se**2 == pytest.approx(split.se_between**2 + split.se_within**2, rel=0.2)
+
+
+def test_kept_draws_are_the_fresh_ones_and_read_only() -> None:
+    """The intervals' draws are remembered between runs; what a later run gets is exactly what
+    a cold draw gives, and no caller can change the kept weights."""
+    from deskscore.scorers import intervals
+
+    intervals._seeded_draws.cache_clear()
+    strata = ["a", "a", "b", "c", "c", "c"]
+    first = intervals._draws(6, strata, 50, 3)
+    first["extra"] = np.zeros(1)  # a caller's own dict: the kept one is untouched
+    again = intervals._draws(6, list(strata), 50, 3)
+    assert intervals._seeded_draws.cache_info().hits == 1
+    assert set(again) == {intervals.BOOTSTRAP, intervals.BOOTSTRAP_DOMAIN}
+    assert np.array_equal(again[intervals.BOOTSTRAP], resample_weights(6, 50, 3))
+    assert np.array_equal(again[intervals.BOOTSTRAP_DOMAIN], resample_weights(6, 50, 3, strata))
+    with pytest.raises(ValueError):
+        again[intervals.BOOTSTRAP][0, 0] = 1.0
+    other = intervals._draws(6, ["a"] * 6, 50, 3)
+    assert np.array_equal(other[intervals.BOOTSTRAP_DOMAIN], resample_weights(6, 50, 3, ["a"] * 6))
