@@ -134,20 +134,17 @@ def _columns(
     name: str, names: tuple[str, ...], rows: list[Mapping[str, Any]]
 ) -> dict[str, list[Any]]:
     """The rows transposed into one list per column. The readers' rows usually hold every
-    column and nothing else: then the transposition runs in C (a run has tens of thousands of
-    rows, and a Python loop per cell cost more than building the Arrow arrays); otherwise
-    each cell is looked up, missing ones null."""
+    column and nothing else: then each column is gathered in C, one pass per column (a run
+    has tens of thousands of rows; a Python loop per cell cost more than building the Arrow
+    arrays, and a tuple per row then transposed cost twice these passes); otherwise each
+    cell is looked up, missing ones null."""
     if not rows:
         return {c: [] for c in names}
     if set(map(len, rows)) == {len(names)}:
         try:
-            cells = list(map(itemgetter(*names), rows))
+            return {c: list(map(itemgetter(c), rows)) for c in names}
         except KeyError:
             pass  # as many keys, not the same ones: the slow path names the stranger
-        else:
-            if len(names) == 1:
-                return {names[0]: cells}
-            return dict(zip(names, map(list, zip(*cells, strict=True)), strict=True))
     known = set(names)
     for row in rows:
         if not row.keys() <= known:
