@@ -71,24 +71,31 @@ def _finite(x: float | None) -> float | None:
 
 
 def _draws(n: int, strata: Sequence[str], n_resamples: int, seed: int) -> dict[str, np.ndarray]:
-    return dict(_seeded_draws(n, tuple(strata), n_resamples, seed))
+    return {
+        method: counts.astype(np.float64)
+        for method, counts in _seeded_counts(n, tuple(strata), n_resamples, seed).items()
+    }
 
 
 @lru_cache(maxsize=2)
-def _seeded_draws(
+def _seeded_counts(
     n: int, strata: tuple[str, ...], n_resamples: int, seed: int
 ) -> dict[str, np.ndarray]:
-    """The resample weights of both methods, kept for the next call with the same arguments
-    (read-only): seeded draws depend on nothing else, and every run of a benchmark resamples
-    the same human task set, and its episodes twice (figures, then costs). Two entries, the
-    human set and the current run's episodes, about 8 MB each at 1,000 resamples."""
+    """The resample counts of both methods, kept for the next call with the same arguments:
+    seeded draws depend on nothing else, and every run of a benchmark resamples the same human
+    task set, and its episodes twice (figures, then costs). Kept as uint16 (a unit is drawn at
+    most n times; past 65,535 units they are not kept), read-only: two entries of 1,000 x 369
+    counts hold 3 MB, where float64 would hold 12 MB in every worker."""
     draws = {
         BOOTSTRAP: resample_weights(n, n_resamples, seed),
         BOOTSTRAP_DOMAIN: resample_weights(n, n_resamples, seed, strata),
     }
-    for weights in draws.values():
-        weights.setflags(write=False)
-    return draws
+    kept = {}
+    for method, weights in draws.items():
+        counts = weights.astype(np.uint16) if n < 2**16 else weights
+        counts.setflags(write=False)
+        kept[method] = counts
+    return kept
 
 
 def _rows(
