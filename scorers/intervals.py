@@ -70,29 +70,38 @@ def _finite(x: float | None) -> float | None:
     return x if x is not None and np.isfinite(x) else None
 
 
+_KEPT_CELLS = 1_000_000
+"""Draws of at most this many counts (resamples x units) are kept between calls."""
+
+
 def _draws(n: int, strata: Sequence[str], n_resamples: int, seed: int) -> dict[str, np.ndarray]:
+    if n * n_resamples > _KEPT_CELLS:
+        return _seeded_draws(n, strata, n_resamples, seed)
+    kept = _kept_counts(n, tuple(strata), n_resamples, seed)
+    return {method: counts.astype(np.float64) for method, counts in kept.items()}
+
+
+def _seeded_draws(
+    n: int, strata: Sequence[str], n_resamples: int, seed: int
+) -> dict[str, np.ndarray]:
     return {
-        method: counts.astype(np.float64)
-        for method, counts in _seeded_counts(n, tuple(strata), n_resamples, seed).items()
+        BOOTSTRAP: resample_weights(n, n_resamples, seed),
+        BOOTSTRAP_DOMAIN: resample_weights(n, n_resamples, seed, strata),
     }
 
 
 @lru_cache(maxsize=2)
-def _seeded_counts(
+def _kept_counts(
     n: int, strata: tuple[str, ...], n_resamples: int, seed: int
 ) -> dict[str, np.ndarray]:
-    """The resample counts of both methods, kept for the next call with the same arguments:
-    seeded draws depend on nothing else, and every run of a benchmark resamples the same human
-    task set, and its episodes twice (figures, then costs). Kept as uint16 (a unit is drawn at
-    most n times; past 65,535 units they are not kept), read-only: two entries of 1,000 x 369
-    counts hold 3 MB, where float64 would hold 12 MB in every worker."""
-    draws = {
-        BOOTSTRAP: resample_weights(n, n_resamples, seed),
-        BOOTSTRAP_DOMAIN: resample_weights(n, n_resamples, seed, strata),
-    }
+    """The draws of both methods, kept for the next call with the same arguments: seeded
+    draws depend on nothing else, and every run of a benchmark resamples the same human task
+    set, and its episodes twice (figures, then costs). Kept read-only as 16-bit counts (a
+    unit is drawn at most n <= _KEPT_CELLS times): two entries hold at most 8 MB, where
+    float64 would hold 12 MB already at 1,000 resamples of 369 tasks, in every worker."""
     kept = {}
-    for method, weights in draws.items():
-        counts = weights.astype(np.uint16) if n < 2**16 else weights
+    for method, weights in _seeded_draws(n, strata, n_resamples, seed).items():
+        counts = weights.astype(np.uint32 if n >= 2**16 else np.uint16)
         counts.setflags(write=False)
         kept[method] = counts
     return kept

@@ -118,27 +118,35 @@ def test_kept_draws_are_the_fresh_ones_and_read_only() -> None:
     exactly what a cold draw gives, its own float64 copy, and the kept counts cannot change."""
     from deskscore.scorers import intervals
 
-    intervals._seeded_counts.cache_clear()
+    intervals._kept_counts.cache_clear()
     strata = ["a", "a", "b", "c", "c", "c"]
     first = intervals._draws(6, strata, 50, 3)
     first[intervals.BOOTSTRAP][0, 0] = 99.0  # a caller's own copy: the kept counts are untouched
     again = intervals._draws(6, list(strata), 50, 3)
-    assert intervals._seeded_counts.cache_info().hits == 1
+    assert intervals._kept_counts.cache_info().hits == 1
     assert set(again) == {intervals.BOOTSTRAP, intervals.BOOTSTRAP_DOMAIN}
     assert again[intervals.BOOTSTRAP].dtype == np.float64
     assert np.array_equal(again[intervals.BOOTSTRAP], resample_weights(6, 50, 3))
     assert np.array_equal(again[intervals.BOOTSTRAP_DOMAIN], resample_weights(6, 50, 3, strata))
-    kept = intervals._seeded_counts(6, tuple(strata), 50, 3)[intervals.BOOTSTRAP]
+    kept = intervals._kept_counts(6, tuple(strata), 50, 3)[intervals.BOOTSTRAP]
     with pytest.raises(ValueError):
         kept[0, 0] = 1
     other = intervals._draws(6, ["a"] * 6, 50, 3)
     assert np.array_equal(other[intervals.BOOTSTRAP_DOMAIN], resample_weights(6, 50, 3, ["a"] * 6))
 
 
-def test_draws_of_a_large_set_are_counted_exactly() -> None:
-    """Counts are kept in 16 bits only while no unit can be drawn 65,536 times."""
+def test_draws_of_a_large_set_are_exact_and_not_kept() -> None:
+    """A set whose draws would hold more than _KEPT_CELLS counts is drawn every time, and so
+    is one with more units than 16-bit counts hold."""
     from deskscore.scorers import intervals
 
-    w = intervals._draws(70_000, ["x"] * 70_000, 2, 1)
-    assert np.array_equal(w[intervals.BOOTSTRAP], resample_weights(70_000, 2, 1))
-    assert w[intervals.BOOTSTRAP].sum() == 2 * 70_000
+    intervals._kept_counts.cache_clear()
+    n = intervals._KEPT_CELLS // 2 + 1
+    w = intervals._draws(n, ["x"] * n, 2, 1)
+    assert np.array_equal(w[intervals.BOOTSTRAP], resample_weights(n, 2, 1))
+    assert intervals._kept_counts.cache_info().currsize == 0
+    w = intervals._draws(70_000, ["x"] * 70_000, 1, 1)  # kept, in 32 bits
+    assert np.array_equal(w[intervals.BOOTSTRAP], resample_weights(70_000, 1, 1))
+    assert intervals._kept_counts(70_000, ("x",) * 70_000, 1, 1)[intervals.BOOTSTRAP].dtype == (
+        np.uint32
+    )
