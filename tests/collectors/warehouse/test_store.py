@@ -36,6 +36,31 @@ def test_partitions_are_laid_out_by_benchmark_and_run(tmp_path) -> None:
     assert schema_version_of(path) == SCHEMA_VERSION
 
 
+def test_reading_whole_files_and_packed_runs_needs_no_dataset_module(tmp_path) -> None:
+    """Reads open each file once with ParquetFile: pyarrow.dataset (50 ms to import) is not
+    loaded by a command that only reads and writes the warehouse."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from deskscore.collectors.warehouse import Warehouse\n"
+        f"wh = Warehouse({str(tmp_path)!r})\n"
+        "row = dict(run_id='r1', benchmark='osworld', source='s', location='f', reason='x',"
+        " message='m')\n"
+        "for r in ('r1', 'r2'):\n"
+        "    wh.write('quarantine', [dict(row, run_id=r)], {'benchmark': 'osworld', 'run_id': r})\n"
+        "wh.compact()\n"
+        "wh.write('quarantine', [dict(row, run_id='r3')], {'benchmark': 'osworld', 'run_id': 'r3'})\n"
+        "assert sorted(wh.read('quarantine').column('run_id').to_pylist()) == ['r1', 'r2', 'r3']\n"
+        "assert wh.read('quarantine', {'benchmark': 'osworld', 'run_id': 'r2'}).num_rows == 1\n"
+        "print('pyarrow.dataset' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
 def test_writing_the_same_rows_twice_gives_identical_bytes(tmp_path) -> None:
     wh = Warehouse(tmp_path)
     part = {"benchmark": "osworld", "run_id": "r1"}
