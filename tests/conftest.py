@@ -179,3 +179,18 @@ def shown_escaped():
             assert "\\x1b]0;pwned\\x07\\x1b[2J\\x1b[31m\\u202eevil\\x9b0m" in text, text
 
     return check
+
+
+@pytest.fixture
+def fresh_python():
+    """Run Python code in a fresh interpreter (for what a process imports or keeps); returns
+    its stdout, failing the test with its stderr when it exits non-zero."""
+    import subprocess
+    import sys
+
+    def run(code: str) -> str:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    return run

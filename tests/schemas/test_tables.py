@@ -90,13 +90,10 @@ def test_conform_rows_rejects_a_stranger_among_as_many_keys() -> None:
         conform_rows("quarantine", [_full_quarantine_row(), row])
 
 
-def test_building_arrays_does_not_import_pandas() -> None:
+def test_building_arrays_does_not_import_pandas(fresh_python) -> None:
     """pyarrow's first array would import pandas (0.4 s, 50 MB per process) to ask whether
     a list is a pandas object; conform_rows lets it ask with pandas hidden. pandas stays
     usable afterwards for whoever wants it."""
-    import subprocess
-    import sys
-
     code = (
         "import sys\n"
         "from deskscore.schemas import conform_rows\n"
@@ -111,5 +108,4 @@ def test_building_arrays_does_not_import_pandas() -> None:
         "    sys.exit(0)\n"
         "assert len(t.to_pandas()) == 1\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    fresh_python(code)

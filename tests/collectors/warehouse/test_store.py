@@ -36,12 +36,11 @@ def test_partitions_are_laid_out_by_benchmark_and_run(tmp_path) -> None:
     assert schema_version_of(path) == SCHEMA_VERSION
 
 
-def test_reading_whole_files_and_packed_runs_needs_no_dataset_module(tmp_path) -> None:
+def test_reading_whole_files_and_packed_runs_needs_no_dataset_module(
+    tmp_path, fresh_python
+) -> None:
     """Reads open each file once with ParquetFile: pyarrow.dataset (50 ms to import) is not
     loaded by a command that only reads and writes the warehouse."""
-    import subprocess
-    import sys
-
     code = (
         "import sys\n"
         "from deskscore.collectors.warehouse import Warehouse\n"
@@ -56,9 +55,7 @@ def test_reading_whole_files_and_packed_runs_needs_no_dataset_module(tmp_path) -
         "assert wh.read('quarantine', {'benchmark': 'osworld', 'run_id': 'r2'}).num_rows == 1\n"
         "print('pyarrow.dataset' in sys.modules)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "False"
+    assert fresh_python(code).strip() == "False"
 
 
 def test_writing_the_same_rows_twice_gives_identical_bytes(tmp_path) -> None:
