@@ -336,6 +336,16 @@ def _embedded(
                 _dumps(obj))  # fmt: skip
 
 
+_USAGE_OBJECTS = ("usage", "token_usage")
+"""Record keys that may hold a usage object itself."""
+_RESPONSE_OBJECTS = ("response", "raw_response")
+"""Record keys that may hold a provider response with its `usage`."""
+_AGENT_S_COUNT = "num_input_tokens_"
+"""Prefix of Agent S's per-module prompt counts (num_input_tokens_<module>)."""
+_OBJECT_SOURCES = ("model_usage", *_USAGE_OBJECTS, *_RESPONSE_OBJECTS)
+"""Every record key `record_calls` reads an object from."""
+
+
 def record_calls(rec: dict) -> list[Call]:
     """The model calls one traj.jsonl record carries (before its keys are split into columns).
 
@@ -357,12 +367,12 @@ def _source_calls(rec: dict) -> list[Call]:
         calls = [_embedded(v, u, name, rec) for name, v in mu.items() if (u := parse_usage(v))]
         if calls:
             return calls
-    for key in ("usage", "token_usage"):
+    for key in _USAGE_OBJECTS:
         obj = rec.get(key)
         usage = parse_usage(obj)
         if usage is not None:
             return [_embedded(obj, usage, model, rec, _str(_get(rec, *_STAGE_KEYS)))]
-    for key in ("response", "raw_response"):
+    for key in _RESPONSE_OBJECTS:
         obj = rec.get(key)
         if isinstance(obj, dict):
             usage = parse_usage(obj.get("usage"))
@@ -380,9 +390,6 @@ def _source_calls(rec: dict) -> list[Call]:
     return _agent_s_info(rec, model)
 
 
-_OBJECT_SOURCES = ("model_usage", "usage", "token_usage", "response", "raw_response")
-
-
 def _carries_no_calls(rec: dict) -> bool:
     """True when none of `record_calls`' sources can be in `rec`: no object under their keys,
     no `messages` list, no Agent S count. Most OSWorld records carry none (their `response`
@@ -393,14 +400,14 @@ def _carries_no_calls(rec: dict) -> bool:
             return False
     if isinstance(get("messages"), list):
         return False
-    return not any(k.startswith("num_input_tokens_") for k in rec)
+    return not any(k.startswith(_AGENT_S_COUNT) for k in rec)
 
 
 def _agent_s_info(rec: dict, model: str | None) -> list[Call]:
-    modules = [k[len("num_input_tokens_") :] for k in rec if k.startswith("num_input_tokens_")]
+    modules = [k[len(_AGENT_S_COUNT) :] for k in rec if k.startswith(_AGENT_S_COUNT)]
     calls = []
     for module in modules:
-        prompt = count(rec.get(f"num_input_tokens_{module}"))
+        prompt = count(rec.get(f"{_AGENT_S_COUNT}{module}"))
         completion = count(rec.get(f"num_output_tokens_{module}"))
         if not prompt and not completion:
             continue  # Agent S writes 0 and 0 for a module that made no call

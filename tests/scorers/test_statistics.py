@@ -136,8 +136,8 @@ def test_kept_draws_are_the_fresh_ones_and_read_only() -> None:
 
 
 def test_draws_of_a_large_set_are_exact_and_not_kept() -> None:
-    """A set whose draws would hold more than _KEPT_CELLS counts is drawn every time, and so
-    is one with more units than 16-bit counts hold."""
+    """A set whose draws would hold more than _KEPT_CELLS counts is drawn every time; one
+    with more units than 16-bit counts hold is kept in 32 bits."""
     from deskscore.scorers import intervals
 
     intervals._kept_counts.cache_clear()
