@@ -8,15 +8,18 @@ own files, so a pool of plain processes runs the very same stage calls (see
 `pipelines.stages.base`) for the price of an interpreter per worker.
 
 Workers are spawned (a fresh interpreter: no copy of this process's threads, Arrow pools or
-DuckDB connection). Each keeps one element queued beside the one it works on; this process
-takes the next element whenever it is free, and at the end takes back elements a worker has
-queued but not started, so the last runs are not left waiting behind a busy worker.
+DuckDB connection). A thread of this process hands each worker its next element as soon as it
+has finished the last, while this process takes the next element whenever it is free: at the
+end, each process waits behind at most the one element another has started.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
 from typing import Any
 
@@ -91,33 +94,19 @@ class LocalPool:
         """[remote(item) or local(item) for each item], in item order: `remote` (picklable,
         called with the item) runs in a worker, `local` in this process. The first failure
         raises; the calls not started are cancelled."""
-        from collections import deque
-        from concurrent.futures import FIRST_COMPLETED, Future, wait
-
         if self.workers == 1 or len(items) <= 1:
             return [local(item) for item in items]
-        pool = self._executor()
-        results: dict[int, Any] = {}
-        pending = deque(enumerate(items))
-        in_flight: dict[Future[Any], tuple[int, Any]] = {}
+        share = _Share(self._executor(), remote, items, depth=self.workers - 1)
+        feeder = threading.Thread(target=share.feed, name="deskscore-feed", daemon=True)
+        feeder.start()
         try:
-            while pending or in_flight:
-                while pending and len(in_flight) < 2 * (self.workers - 1):
-                    i, item = pending.popleft()
-                    in_flight[pool.submit(remote, item)] = (i, item)
-                mine = pending.popleft() if pending else _take_back(in_flight)
-                if mine is not None:
-                    results[mine[0]] = local(mine[1])
-                elif in_flight:
-                    wait(in_flight, return_when=FIRST_COMPLETED)
-                for future in [f for f in in_flight if f.done()]:
-                    i, _ = in_flight.pop(future)
-                    results[i] = future.result()
+            while (mine := share.take()) is not None:
+                share.done(mine[0], local(mine[1]))
+            feeder.join()
         except BaseException:
-            for future in in_flight:
-                future.cancel()
+            share.stop()
             raise
-        return [results[i] for i in range(len(items))]
+        return share.outcome()
 
     def run_stages(self, stages: Sequence[Any], elements: Sequence[Any]) -> list[Any]:
         """Every element through `stages` (set up once per process); what the last stage
@@ -151,13 +140,85 @@ def _set_defaults(defaults: dict[str, str]) -> Callable[[], None]:
     return restore
 
 
-def _take_back(in_flight: dict[Any, tuple[int, Any]]) -> tuple[int, Any] | None:
-    """An item a worker has queued but not started, withdrawn for this process; None when
-    every one has started."""
-    for future in list(in_flight):
-        if future.cancel():
-            return in_flight.pop(future)
-    return None
+class _Share:
+    """The items of one `LocalPool.map`, shared between this process's thread (which works on
+    them too) and a feeder thread that keeps `depth` items handed to the workers.
+
+    The workers are fed from a thread of its own because this process spends whole seconds in
+    an element of its own: fed only between those, a worker that finished its queue first sat
+    idle (a quarter of a 2-process ingest of runs of mixed sizes, with two items queued per
+    worker). Fed at once, one item per worker is enough, and at the end this process waits
+    behind at most one item a worker has started. (Handing out more would not let this
+    process take them back at the end: the executor passes a worker's next item to it, where
+    it can no longer be cancelled.)"""
+
+    def __init__(self, pool: Any, remote: Callable[..., Any], items: Sequence[Any], depth: int):
+        self._pool, self._remote, self._depth = pool, remote, depth
+        self._n = len(items)
+        self._lock = threading.Lock()
+        self._pending = deque(enumerate(items))
+        self._in_flight: dict[Future[Any], tuple[int, Any]] = {}
+        self._results: dict[int, Any] = {}
+        self._error: BaseException | None = None
+
+    def feed(self) -> None:
+        """The feeder thread: submit while the queue is short, collect what comes back."""
+        while True:
+            with self._lock:
+                try:
+                    while self._error is None and self._pending and self._short():
+                        i, item = self._pending.popleft()
+                        self._in_flight[self._pool.submit(self._remote, item)] = (i, item)
+                except BaseException as e:  # a broken pool: this process's thread raises it
+                    self._fail(e)
+                waiting = list(self._in_flight)
+                if not waiting:
+                    return
+            finished, _ = wait(waiting, return_when=FIRST_COMPLETED)
+            with self._lock:
+                for future in finished:
+                    i, _ = self._in_flight.pop(future)
+                    if future.cancelled():
+                        continue  # stopped
+                    error = future.exception()
+                    if error is not None:
+                        self._fail(error)
+                    else:
+                        self._results[i] = future.result()
+
+    def _short(self) -> bool:
+        return len(self._in_flight) < self._depth
+
+    def take(self) -> tuple[int, Any] | None:
+        """The next item for this process; None when every one is handed out (or a call
+        failed)."""
+        with self._lock:
+            if self._error is not None or not self._pending:
+                return None
+            return self._pending.popleft()
+
+    def done(self, i: int, result: Any) -> None:
+        with self._lock:
+            self._results[i] = result
+
+    def stop(self) -> None:
+        """This process failed: hand out nothing more, cancel what has not started."""
+        with self._lock:
+            self._fail(None)
+
+    def outcome(self) -> list[Any]:
+        """Every result in item order, or the first failure raised."""
+        if self._error is not None:
+            raise self._error
+        return [self._results[i] for i in range(self._n)]
+
+    def _fail(self, error: BaseException | None) -> None:
+        """(Lock held.) Record the first failure and cancel the calls not started."""
+        if self._error is None:
+            self._error = error if error is not None else RuntimeError("stopped")
+        self._pending.clear()
+        for future in self._in_flight:
+            future.cancel()
 
 
 @contextmanager

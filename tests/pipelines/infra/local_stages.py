@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,9 +14,18 @@ class Record:
 
     label = "recorded"
 
-    def __init__(self, folder: str, fail_on: int | None = None) -> None:
+    def __init__(
+        self,
+        folder: str,
+        fail_on: int | None = None,
+        slow_in: int | None = None,
+        slow_s: float = 0.0,
+    ) -> None:
         self.folder = folder
         self.fail_on = fail_on
+        self.slow_in = slow_in
+        """The pid of a process whose first element takes `slow_s` seconds."""
+        self.slow_s = slow_s
         self.set_up = False
 
     def setup(self) -> None:
@@ -25,6 +35,9 @@ class Record:
         assert self.set_up, "process before setup"
         if element == self.fail_on:
             raise ValueError(f"element {element} is bad")
+        if os.getpid() == self.slow_in:
+            self.slow_in = None
+            time.sleep(self.slow_s)
         Path(self.folder, f"{element}.{os.getpid()}").touch()
         yield element * 2
 

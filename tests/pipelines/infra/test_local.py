@@ -34,6 +34,25 @@ def test_every_element_is_taken_exactly_once_and_outputs_keep_element_order(
     assert os.getpid() in taken.values()
 
 
+def test_workers_keep_taking_elements_while_this_process_is_busy_with_a_long_one(
+    tmp_path: Path,
+) -> None:
+    # This process's first element takes 3 s, every other element none: the worker (started
+    # by a first map) should have taken all but that one by then. Refilled only when this
+    # process was free, the worker got its two queued elements and then waited out those 3 s.
+    warm, folder = tmp_path / "warm", tmp_path / "timed"
+    warm.mkdir()
+    folder.mkdir()
+    elements = list(range(20))
+    with local_pool(2) as pool:
+        pool.run_stages([Record(str(warm))], [0, 1, 2])
+        out = pool.run_stages([Record(str(folder), slow_in=os.getpid(), slow_s=3.0)], elements)
+    assert out == [e * 2 for e in elements]
+    taken = _taken(folder)
+    assert sorted(taken) == elements
+    assert sum(pid == os.getpid() for pid in taken.values()) <= 2, taken
+
+
 def test_a_failure_in_any_process_raises_with_its_message(tmp_path: Path) -> None:
     with local_pool(2) as pool, pytest.raises(ValueError, match="element 7 is bad"):
         pool.run_stages([Record(str(tmp_path), fail_on=7)], list(range(10)))
