@@ -53,6 +53,17 @@ def test_workers_keep_taking_elements_while_this_process_is_busy_with_a_long_one
     assert sum(pid == os.getpid() for pid in taken.values()) <= 2, taken
 
 
+def test_a_worker_failure_while_this_process_is_busy_hands_out_nothing_more(
+    tmp_path: Path,
+) -> None:
+    # The worker fails on element 5 while this process sleeps on its first element: that
+    # failure is raised once this process is free, and no element after it was started.
+    stage = Record(str(tmp_path), fail_on=5, slow_in=os.getpid(), slow_s=2.0)
+    with local_pool(2) as pool, pytest.raises(ValueError, match="element 5 is bad"):
+        pool.run_stages([stage], list(range(20)))
+    assert sorted(_taken(tmp_path)) == [0, 1, 2, 3, 4]
+
+
 def test_a_failure_in_any_process_raises_with_its_message(tmp_path: Path) -> None:
     with local_pool(2) as pool, pytest.raises(ValueError, match="element 7 is bad"):
         pool.run_stages([Record(str(tmp_path), fail_on=7)], list(range(10)))
