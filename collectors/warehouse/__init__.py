@@ -1,4 +1,5 @@
-"""The Parquet warehouse: its files (`store`), and the lock that keeps one writer at a time (`lock`)."""
+"""The Parquet warehouse: its files (`store`), what an open warehouse keeps of its manifest
+between reads (`views`), and the lock that keeps one writer at a time (`lock`)."""
 
 from deskscore.collectors.warehouse.store import (
     PACK_DIR,

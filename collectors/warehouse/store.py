@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import deskscore.scorers.metrics  # noqa: F401  (declares the score tables' metric columns)
+from deskscore.collectors.warehouse.views import Partitions, PendingView, apply_op, op_order
 from deskscore.schemas import SCHEMA_VERSION, conform_rows, table
 from deskscore.schemas.manifest import (
     CURRENT,
@@ -167,7 +168,8 @@ class Warehouse:
         self.job = job
         self.pending = pending
         self._cached: tuple[int | None, Manifest] | None = None
-        self._with_pending: tuple[Any, Manifest] | None = None
+        self._pending_view: PendingView | None = None
+        self._partitions: Partitions | None = None
         self._journal: Any = None
 
     # ------------------------------------------------------------------ layout
@@ -197,19 +199,32 @@ class Warehouse:
             self._cached = (generation, committed(self.root))
         manifest = self._cached[1]
         if self.pending and self.job is not None:
-            # the journal is parsed again only when a process of the job has written to it
-            state = (generation, journal_state(self.root, self.job))
-            if self._with_pending is None or self._with_pending[0] != state:
-                self._with_pending = (state, apply_ops(manifest, read_journal(self.root, self.job)))
-            manifest = self._with_pending[1]
+            # only what the job's journals gained since the last read is parsed (see views)
+            view = self._pending_view
+            changed = None
+            if view is not None and view.generation == manifest.generation:
+                changed = view.update()
+            if changed is None:  # a first read, a new generation, or a line out of order
+                view = self._pending_view = PendingView(manifest, self._journal_dir())
+                changed = view.update()
+                assert changed is not None, "a new view applies its lines in commit order"
+                self._partitions = None
+            manifest = view.manifest
+            if self._partitions is not None:
+                self._partitions.changed(changed)
+        if self._partitions is None or self._partitions.manifest is not manifest:
+            self._partitions = Partitions(manifest)
         return manifest
 
+    def _journal_dir(self) -> Path:
+        return manifest_dir(self.root) / JOBS_DIR / str(self.job)
+
     def _slots(self, name: str, partition: Mapping[str, str] | None) -> list[tuple[str, Entry]]:
-        slots = self.manifest().tables.get(name, {})
+        manifest = self.manifest()
         if partition is None:
-            return sorted(slots.items())
-        prefix = self.partition_of(name, partition)
-        return sorted((k, e) for k, e in slots.items() if split_slot(k)[0] == prefix)
+            return sorted(manifest.tables.get(name, {}).items())
+        assert self._partitions is not None  # set by manifest()
+        return sorted(self._partitions.slots(name, self.partition_of(name, partition)).items())
 
     def partitions(self, name: str) -> list[dict[str, str]]:
         """The partitions of `name` that hold slots, as their folder segments (which `read`
@@ -356,7 +371,7 @@ class Warehouse:
             commit(self.root, [op])
             return
         if self._journal is None:
-            folder = manifest_dir(self.root) / JOBS_DIR / self.job
+            folder = self._journal_dir()
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / f"{os.getpid()}-{uuid.uuid4().hex[:8]}.jsonl"
             self._journal = open(path, "a", encoding="utf-8")  # noqa: SIM115 (one per instance)
@@ -519,19 +534,6 @@ class Warehouse:
 # ---------------------------------------------------------------------- journal and commit
 
 
-def journal_state(root: str | os.PathLike[str], job: str) -> tuple[tuple[str, int], ...]:
-    """(file, size) of each of a job's journal files: journals only grow, so an unchanged
-    state means unchanged operations."""
-    folder = manifest_dir(root) / JOBS_DIR / job
-    if not folder.is_dir():
-        return ()
-    out = []
-    for path in sorted(folder.glob("*.jsonl")):
-        with contextlib.suppress(FileNotFoundError):
-            out.append((path.name, path.stat().st_size))
-    return tuple(out)
-
-
 def read_journal(root: str | os.PathLike[str], job: str) -> list[dict[str, Any]]:
     """A job's operations, in a deterministic order (journal files by name, lines in order)."""
     import json
@@ -545,7 +547,7 @@ def read_journal(root: str | os.PathLike[str], job: str) -> list[dict[str, Any]]
             if line.strip():
                 with contextlib.suppress(ValueError):  # a line cut by a kill
                     ops.append((json.loads(line), path.name, i))
-    ops.sort(key=lambda o: (o[0].get("t", 0), o[1], o[2]))
+    ops.sort(key=lambda o: op_order(*o))
     return [op for op, _, _ in ops]
 
 
@@ -557,12 +559,7 @@ def apply_ops(
     writes reads slots by row group and needs no rewrite). The generation is unchanged."""
     out = Manifest(base.generation, {t: dict(s) for t, s in base.tables.items()}, [])
     for op in ops:
-        slots = out.slots(op["table"])
-        if op["op"] == "put" and op.get("file"):
-            groups = op.get("groups")
-            slots[op["slot"]] = Entry(op["file"], tuple(groups) if groups else None, op.get("rows"))
-        else:
-            slots.pop(op["slot"], None)
+        apply_op(out, op)
     if root is not None:
         _repack(base, out, root)
     return out
