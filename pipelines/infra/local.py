@@ -15,6 +15,7 @@ end, each process waits behind at most the one element another has started.
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from collections import deque
@@ -79,7 +80,12 @@ class LocalPool:
             # Workers are spawned as work arrives and read the environment then: the
             # defaults stay in place while the pool lives.
             self._restore_env = _set_defaults(worker_environment(self.workers))
-            self._pool = ProcessPoolExecutor(self.workers - 1, mp_context=context)
+            self._pool = ProcessPoolExecutor(
+                self.workers - 1,
+                mp_context=context,
+                initializer=_exit_with_parent,
+                initargs=(os.getpid(),),
+            )
         return self._pool
 
     def close(self) -> None:
@@ -123,6 +129,21 @@ class LocalPool:
             for stage in stages:
                 stage.teardown()
         return [o for outputs in done for o in outputs]
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A worker's initializer: a thread that ends the worker once the process that started it
+    is gone (killed, say, by the OOM killer or a CI timeout). Nothing else would tell it: the
+    executor's queues stay open in the worker itself, so an orphan waited on them for ever,
+    holding its memory, and finished a run for a job nobody would commit."""
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="deskscore-parent-watch", daemon=True).start()
 
 
 def _set_defaults(defaults: dict[str, str]) -> Callable[[], None]:

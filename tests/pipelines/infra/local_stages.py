@@ -45,6 +45,27 @@ class Record:
         self.set_up = False
 
 
+class Linger:
+    """A stage that writes one file per element, named for the element and the process that
+    took it, then sleeps (a long run, for a test that kills its job)."""
+
+    label = "lingered"
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def setup(self) -> None:
+        pass
+
+    def process(self, element: int) -> Iterator[int]:
+        Path(self.folder, f"{element}.{os.getpid()}").touch()
+        time.sleep(120)
+        yield element
+
+    def teardown(self) -> None:
+        pass
+
+
 def worker_env(_: int) -> tuple[int, str | None, str | None]:
     """(pid, POLARS_MAX_THREADS, MALLOC_ARENA_MAX) of the process that ran it."""
     import os

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -62,6 +65,45 @@ def test_a_worker_failure_while_this_process_is_busy_hands_out_nothing_more(
     with local_pool(2) as pool, pytest.raises(ValueError, match="element 5 is bad"):
         pool.run_stages([stage], list(range(20)))
     assert sorted(_taken(tmp_path)) == [0, 1, 2, 3, 4]
+
+
+def _gone(pid: int) -> bool:
+    """The process has exited (a zombie nobody reaps counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process states from /proc")
+def test_a_worker_exits_when_the_process_that_started_it_is_killed(tmp_path: Path) -> None:
+    # A job killed mid-run (SIGKILL: no clean-up runs in it) used to leave its worker waiting
+    # on the executor's queue for ever; the worker now notices and exits within a second.
+    script = (
+        f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from local_stages import Linger\n"
+        "from deskscore.pipelines.infra.local import local_pool\n"
+        "with local_pool(2) as pool:\n"
+        f"    pool.run_stages([Linger({str(tmp_path)!r})], [0, 1])\n"
+    )
+    job = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.iterdir())) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        pids = set(_taken(tmp_path).values())
+        assert job.pid in pids and len(pids) == 2, pids
+        (worker,) = pids - {job.pid}
+    finally:
+        job.kill()
+        job.wait()
+    deadline = time.monotonic() + 10
+    while not _gone(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if not _gone(worker):
+        os.kill(worker, signal.SIGKILL)
+        pytest.fail(f"worker {worker} outlived the killed job by 10 s")
 
 
 def test_a_failure_in_any_process_raises_with_its_message(tmp_path: Path) -> None:
