@@ -84,12 +84,13 @@ class PendingView:
                     data = f.read()
             except FileNotFoundError:
                 continue
-            whole = data[: data.rfind(b"\n") + 1].split(b"\n")[:-1]  # complete lines only
+            end = data.rfind(b"\n") + 1  # complete lines only
+            whole = data[:end].split(b"\n")[:-1]
             for i, raw in enumerate(whole, start=lines):
                 if raw.strip():
                     with contextlib.suppress(ValueError):  # a corrupt line: skipped, as in full
                         out.append((json.loads(raw), path.name, i))
-            self._read[path.name] = (taken + sum(len(w) + 1 for w in whole), lines + len(whole))
+            self._read[path.name] = (taken + end, lines + len(whole))
         return out
 
 
