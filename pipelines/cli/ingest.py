@@ -9,7 +9,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from deskscore.pipelines.cli.args import summary_format_arg
@@ -50,79 +50,107 @@ def reconciliation(
 ) -> Reconciliation:
     """What went in against what came out, per source (those read now, and those skipped as
     unchanged, from what the warehouse holds of them); quarantined items by reason, and the
-    first few of them with the message that says what to do."""
+    first few of them with the message that says what to do. Read back from the files of the
+    runs of these sources alone, so it costs what they hold, not what the warehouse holds."""
     from deskscore.collectors.archives import canonical_uri
     from deskscore.collectors.ids import source_id
-    from deskscore.sql import connect
+    from deskscore.collectors.warehouse import Warehouse
 
-    con = connect(warehouse, only=("runs", "episodes", "steps", "quarantine"))  # read below
-    normalised = [canonical_uri(s) for s in sources]
-    con.execute("CREATE TEMP TABLE ingested_sources(source VARCHAR, status VARCHAR)")
-    named = [[s, "read"] for s in normalised] + [[canonical_uri(s), "unchanged"] for s in unchanged]
-    if named:
-        con.executemany("INSERT INTO ingested_sources VALUES (?, ?)", named)
-    per_source = con.sql(
-        """
-        WITH r AS (SELECT run_id, source, status FROM runs JOIN ingested_sources USING (source)),
-        e AS (SELECT run_id, count(*) AS episodes, sum(n_lines) AS lines, sum(n_steps) AS actions,
-                     sum(n_error_lines) AS error_lines, sum(n_quarantined) AS quarantined_lines,
-                     count(*) FILTER (WHERE result_status = 'ok') AS with_result
-              FROM episodes GROUP BY run_id),
-        s AS (SELECT run_id, count(*) AS step_rows FROM steps GROUP BY run_id)
-        SELECT r.source, any_value(r.status) AS this_time, count(*) AS runs, sum(e.episodes) AS episodes,
-               sum(e.with_result) AS with_result, sum(e.lines) AS traj_lines, sum(s.step_rows) AS step_rows,
-               sum(e.quarantined_lines) AS quarantined_lines,
-               coalesce(sum(e.lines), 0) = coalesce(sum(s.step_rows), 0) + coalesce(sum(e.quarantined_lines), 0) AS reconciled
-        FROM r LEFT JOIN e USING (run_id) LEFT JOIN s USING (run_id)
-        GROUP BY r.source ORDER BY r.source
-        """
-    )
-    ids = [source_id(s) for s, _ in named]
-    con.execute("CREATE TEMP TABLE source_ids(run_id VARCHAR)")
-    if ids:
-        con.executemany("INSERT INTO source_ids VALUES (?)", [[i] for i in ids])
-    con.execute(
-        """
-        CREATE TEMP VIEW ingested_quarantine AS
-        SELECT * FROM quarantine
-        WHERE source IN (SELECT source FROM ingested_sources) OR run_id IN (SELECT run_id FROM source_ids)
-        """
-    )
-    reasons = con.sql(
-        "SELECT reason, sum(coalesce(n_lines, 1))::BIGINT AS items FROM ingested_quarantine "
-        "GROUP BY reason ORDER BY items DESC, reason"
-    )
-    first = con.sql(
-        f"""
-        SELECT message FROM ingested_quarantine
-        ORDER BY location <> '', source, location, line_no LIMIT {SHOWN_QUARANTINE}
-        """
-    ).fetchall()
+    wh = Warehouse(warehouse)
+    status = {canonical_uri(s): "unchanged" for s in unchanged}
+    status.update((canonical_uri(s), "read") for s in sources)
+    runs: dict[str, list[dict[str, str]]] = {}
+    for r in wh.read("runs", columns=["source", "benchmark", "run_id"]).to_pylist():
+        if r["source"] in status:
+            part = {"benchmark": r["benchmark"], "run_id": r["run_id"]}
+            runs.setdefault(r["source"], []).append(part)
+    per_source = [_source_figures(wh, s, status[s], runs[s]) for s in sorted(runs)]
+    held = _held(wh, status, {source_id(s) for s in status})
+    reasons: dict[str, int] = {}
+    for q in held:  # a row of consecutive quarantined lines counts each line
+        n = q["n_lines"]
+        reasons[q["reason"]] = reasons.get(q["reason"], 0) + (1 if n is None else n)
+    reason_rows = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
+    first = [q["message"] for q in held[:SHOWN_QUARANTINE]]
     r = result
-    per_source_columns, per_source_rows = per_source.columns, per_source.fetchall()
     lines = [
         "Reconciliation",
         f"files seen: {r.files_seen if r else 0}   task folders: {r.task_folders if r else 0}   "
         f"episodes read: {r.episodes if r else 0}   step rows: {r.steps if r else 0}   "
         f"trajectory lines: {r.traj_lines if r else 0}   "
         f"quarantined: {r.quarantined if r else 0}   model calls: {r.llm_calls if r else 0}",
-        render(per_source_columns, per_source_rows),
+        render(list(PER_SOURCE), [list(row.values()) for row in per_source]),
     ]
-    reason_rows = reasons.fetchall()
     lines.append("quarantined by reason:" if reason_rows else "quarantined by reason: none")
     if reason_rows:
         lines.append(render(["reason", "items"], reason_rows))
-        [(total,)] = con.sql("SELECT count(*) FROM ingested_quarantine").fetchall()  # rows
         lines.append(
-            f"first {len(first)} of {total} (all are in the quarantine table):"
-            if total > len(first)
+            f"first {len(first)} of {len(held)} (all are in the quarantine table):"
+            if len(held) > len(first)
             else "items:"
         )
         # messages name file and line; each stays on its line
-        lines.extend(f"  {printable(message)}" for (message,) in first)
-    unreadable = dict(reason_rows).get("unreadable_source", 0)
-    rows = [dict(zip(per_source_columns, row, strict=True)) for row in per_source_rows]
-    return Reconciliation("\n".join(lines), unreadable, rows, dict(reason_rows))
+        lines.extend(f"  {printable(message)}" for message in first)
+    unreadable = reasons.get("unreadable_source", 0)
+    return Reconciliation("\n".join(lines), unreadable, per_source, dict(reason_rows))
+
+
+PER_SOURCE = ("source", "this_time", "runs", "episodes", "with_result", "traj_lines",
+              "step_rows", "quarantined_lines", "reconciled")  # fmt: skip
+"""The reconciliation's columns, one row per source."""
+
+
+def _held(wh: Any, sources: Collection[str], ids: Collection[str]) -> list[dict[str, Any]]:
+    """The quarantine rows of these sources (or of the source partitions `ids`): the source's
+    own problems first (an empty location), then by source, file and line, nulls last."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns = ["source", "run_id", "reason", "n_lines", "location", "line_no", "message"]
+    table = wh.read("quarantine", columns=columns)
+    mine = pc.or_(
+        pc.is_in(table["source"], value_set=pa.array(list(sources), type=pa.string())),
+        pc.is_in(table["run_id"], value_set=pa.array(list(ids), type=pa.string())),
+    )
+    rows = table.filter(mine).to_pylist()
+
+    def order(q: dict[str, Any]) -> tuple[Any, ...]:
+        where, source, line = q["location"], q["source"], q["line_no"]
+        return (where is None, where != "", source is None, source or "", where or "",
+                line is None, line or 0)  # fmt: skip
+
+    return sorted(rows, key=order)
+
+
+def _source_figures(
+    wh: Any, source: str, status: str, parts: list[dict[str, str]]
+) -> dict[str, Any]:
+    """One source's row: its runs' episodes and step rows, read back from their files."""
+    import pyarrow.compute as pc
+
+    columns = ["n_lines", "result_status", "n_quarantined"]
+    sums: dict[str, int | None] = dict.fromkeys(
+        ("episodes", "with_result", "traj_lines", "step_rows", "quarantined_lines")
+    )
+
+    def add(key: str, value: int) -> None:
+        sums[key] = (sums[key] or 0) + value
+
+    for part in parts:
+        episodes = wh.read("episodes", part, columns=columns)
+        if episodes.num_rows:
+            add("episodes", episodes.num_rows)
+            add("with_result", pc.sum(pc.equal(episodes["result_status"], "ok")).as_py() or 0)
+            add("traj_lines", pc.sum(episodes["n_lines"]).as_py() or 0)
+            add("quarantined_lines", pc.sum(episodes["n_quarantined"]).as_py() or 0)
+        steps = wh.read("steps", part, columns=["run_id"]).num_rows
+        if steps:
+            add("step_rows", steps)
+    reconciled = (sums["traj_lines"] or 0) == (sums["step_rows"] or 0) + (
+        sums["quarantined_lines"] or 0
+    )
+    return {"source": source, "this_time": status, "runs": len(parts), **sums,
+            "reconciled": reconciled}  # fmt: skip
 
 
 def _drop_new_warehouse(warehouse: str, created: bool) -> None:

@@ -149,26 +149,27 @@ def _stored_hashes(wh: Any, run_ids: set[str] | None = None) -> dict[str, str | 
     }
 
 
-def _figures(wh: Any, run_ids: set[str], source_ids: set[str]) -> dict[str, int]:
-    """What the reconciliation prints, counted in the tables the ingest wrote."""
-    import pyarrow as pa
+def _figures(wh: Any, parts: list[dict[str, str]]) -> dict[str, int]:
+    """What the reconciliation prints, counted in the files the ingest wrote: those of its
+    runs' and sources' partitions (`parts`), so it costs what they hold, not the warehouse."""
     import pyarrow.compute as pc
 
-    def rows(name: str, columns: list[str], ids: set[str]) -> pa.Table:
-        table = wh.read(name, columns=columns)
-        ids_array = pa.array(sorted(ids), type=pa.string())  # typed: a source may give no run
-        return table.filter(pc.is_in(table.column("run_id"), value_set=ids_array))
-
-    episodes = rows("episodes", ["run_id", "n_lines"], run_ids)
-    held = rows("quarantine", ["run_id", "n_lines"], run_ids | source_ids)
-    return {
-        "episodes": episodes.num_rows,
-        "traj_lines": int(pc.sum(episodes.column("n_lines")).as_py() or 0),
-        "steps": rows("steps", ["run_id"], run_ids).num_rows,
-        "llm_calls": rows("llm_calls", ["run_id"], run_ids).num_rows,
+    out = dict.fromkeys(("episodes", "traj_lines", "steps", "llm_calls", "quarantined"), 0)
+    for part in parts:
+        episodes = wh.read("episodes", part, columns=["n_lines"])
+        out["episodes"] += episodes.num_rows
+        out["traj_lines"] += pc.sum(episodes.column(0)).as_py() or 0
+        out["steps"] += wh.read("steps", part, columns=["run_id"]).num_rows
+        out["llm_calls"] += wh.read("llm_calls", part, columns=["run_id"]).num_rows
         # a row of consecutive quarantined lines counts each line
-        "quarantined": int(pc.sum(pc.fill_null(held.column("n_lines"), 1)).as_py() or 0),
-    }
+        held = wh.read("quarantine", part, columns=["n_lines"]).column(0)
+        out["quarantined"] += pc.sum(pc.fill_null(held, 1)).as_py() or 0
+    return out
+
+
+def _distinct(parts: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Each partition once, in a stable order."""
+    return [dict(p) for p in sorted({tuple(sorted(p.items())) for p in parts})]
 
 
 def _gone(wh: Any, work: list[Any]) -> set[str]:
@@ -287,7 +288,8 @@ def _ingest(
             if not any(p["reason"] == "unreadable_source" for p in listing.problems)
         }
         dropped = record_sources(wh, plan.todo, recorded, listed)
-        figures = _figures(wh, run_ids, {source_id(u) for u in plan.todo})
+        sources = [{"benchmark": options.benchmark, "run_id": source_id(u)} for u in plan.todo]
+        figures = _figures(wh, _distinct([w.partition for w in work] + sources))
         compacted = 0
         if options.compact:
             # Packed here once the workers have exited: two processes packing side by side

@@ -240,6 +240,30 @@ def test_a_run_of_bad_lines_is_one_row_and_ingest_and_check_count_every_line(tmp
     assert board == [(5003,)]
 
 
+def test_an_ingest_reads_back_only_the_files_of_the_runs_it_names(small_archive, tmp_path) -> None:
+    """The ingest's figures and its reconciliation are read back from the files of its own
+    sources' runs, not from every table whole (a cost that grew with the warehouse): another
+    run's unreadable files do not touch them."""
+    from deskscore.pipelines.cli.ingest import reconciliation
+
+    folder, archive = str(small_archive["results"]), str(small_archive["zip"])
+    wh = tmp_path / "wh"
+    run_ingest(IngestOptions(str(wh), sources=(folder, archive), engine="direct", compact=False))
+    store = Warehouse(wh)
+    [other] = [r["run_id"] for r in store.read("runs").to_pylist() if r["source"].endswith(".zip")]
+    broken = [p for p in wh.rglob(f"run_id={other}/*.parquet") if p.parts[-4] != "runs"]
+    assert {p.parts[-4] for p in broken} >= {"episodes", "steps", "step_actions"}
+    for path in broken:
+        path.write_bytes(b"not parquet")
+    opts = IngestOptions(str(wh), sources=(folder,), engine="direct", force=True, compact=False)
+    result = run_ingest(opts)
+    report = reconciliation(str(wh), [folder], result)
+    lines = _traj_lines(small_archive["results"])
+    assert (result.runs_found, result.traj_lines) == (2, lines)
+    [row] = report.per_source
+    assert (row["runs"], row["traj_lines"], row["reconciled"]) == (2, lines, True)
+
+
 def test_a_source_of_one_run_is_opened_once_and_one_of_several_spreads_its_runs(
     small_archive, tmp_path, monkeypatch
 ) -> None:
