@@ -28,6 +28,8 @@ def unmatched_runs(options: ScoreOptions) -> list[str]:
     from deskscore.pipelines.cli.scored import deskcraft_run, where
     from deskscore.sql import connect
 
+    if not _any_unmatched(options):
+        return []  # the usual case, told by one small table: no query engine to start
     condition, params = where(options.config, "s")
     if options.runs:
         condition += " AND s.run_id IN (SELECT unnest($runs))"
@@ -43,6 +45,24 @@ def unmatched_runs(options: ScoreOptions) -> list[str]:
         params=params,
     )
     return [label for (label,) in rows.fetchall()]
+
+
+def _any_unmatched(options: ScoreOptions) -> bool:
+    """Whether a run scored under `options` matched no human task (then `unmatched_runs`
+    names them through the views, which label runs): run_scores alone says."""
+    from deskscore.collectors.warehouse import Warehouse
+    from deskscore.pipelines.cli.scored import OPTIONS
+
+    columns = ["run_id", "benchmark", *OPTIONS, "n_tasks_matched"]
+    wanted = {k: getattr(options.config, k) for k in OPTIONS}
+    runs = set(options.runs) if options.runs else None
+    return any(
+        row["n_tasks_matched"] == 0
+        and row["benchmark"] != "deskcraft"  # never matched, never listed
+        and all(row[k] == v for k, v in wanted.items())
+        and (runs is None or row["run_id"] in runs)
+        for row in Warehouse(options.warehouse).read("run_scores", columns=columns).to_pylist()
+    )
 
 
 def score(options: ScoreOptions) -> dict[str, Any]:

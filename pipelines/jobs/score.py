@@ -301,7 +301,7 @@ def run_score(options: ScoreOptions) -> ScoreResult:
             beam_args=options.beam_args,
         )
         check_outputs(wh, stages, todo)
-        trial_groups = groups.run()
+        trial_groups = groups.run(k.partition["run_id"] for k in todo)
         record(wh, todo, digests, options.config)
         figures = _figures(wh, todo, options)
         if options.compact:

@@ -225,3 +225,49 @@ def test_runs_ingested_apart_become_trials_of_the_group_named(tmp_path: Path) ->
         ("agent-s3-bbon", 2)
     ]
     assert check_warehouse(wh).ok
+
+
+def _rows(wh: Path, table: str) -> list[str]:
+    """The table's rows as text, read from its files alone (no view reads other tables)."""
+    return sorted(map(repr, Warehouse(wh).read(table).to_pylist()))
+
+
+def test_a_score_of_new_runs_reads_only_their_groups_episode_scores(
+    scored: Path, tmp_path: Path
+) -> None:
+    """The groups of runs a job did not score keep their stored rows: their runs' episode
+    scores are not read again (made unreadable here), so a job costs what its runs hold."""
+    import shutil
+
+    wh = Path(shutil.copytree(scored, tmp_path / "wh"))
+    before = _rows(wh, "trial_scores")
+    for path in Warehouse(wh).files("episode_scores"):
+        path.write_bytes(b"not parquet")
+    write_run(tmp_path / "new", load_profiles()[0], task_slice(per_domain=1), seed=5)
+    how = ["--warehouse", str(wh), "--no-compact", "--engine", "direct"]  # packing reads them
+    assert main(["ingest", str(tmp_path / "new"), *how]) == 0
+    assert main(["score", "--no-costs", *how]) == 0
+    after = _rows(wh, "trial_scores")
+    assert set(before) < set(after)
+    assert len(after) == len(before) + 1  # the new run is a group of one trial
+
+
+def test_a_trial_that_joins_its_group_later_counts_in_the_group(tmp_path: Path) -> None:
+    profile = load_profiles()[0]
+    tasks = task_slice(per_domain=1)
+    for i in (1, 2):
+        write_run(tmp_path / f"results{i}", profile, tasks, seed=i)
+    apart, together = str(tmp_path / "apart"), str(tmp_path / "together")
+    for i in (1, 2):
+        source = str(tmp_path / f"results{i}")
+        args = ["ingest", source, "--warehouse", apart, "--trial-of", "g", "--engine", "direct"]
+        assert main(args) == 0
+        assert main(["score", "--warehouse", apart, "--no-costs", "--engine", "direct"]) == 0
+    sources = [str(tmp_path / f"results{i}") for i in (1, 2)]
+    args = ["ingest", *sources, "--warehouse", together, "--trial-of", "g", "--engine", "direct"]
+    assert main(args) == 0
+    assert main(["score", "--warehouse", together, "--no-costs", "--engine", "direct"]) == 0
+    for table in ("trial_scores", "trial_variance"):
+        rows = [connect(w).sql(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+                for w in (apart, together)]  # fmt: skip
+        assert rows[0] == rows[1] and rows[0]

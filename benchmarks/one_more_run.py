@@ -1,16 +1,16 @@
 """Benchmark: adding one run to a warehouse that already holds many, against adding it to an
 empty one.
 
-    python benchmarks/ingest_into.py [--runs 100] [--repeat 5] [--dir DIR] [--keep]
+    python benchmarks/one_more_run.py [--runs 100] [--repeat 5] [--dir DIR] [--keep]
 
-Generates text run archives like `batch.py --text-only` (369 OSWorld tasks each), ingests
---runs of them into one warehouse (hard links under new names: each is a source and a run of
-its own), then, in alternating rounds, times `deskscore ingest` of one more archive as a fresh
-process into (a) an empty warehouse and (b) a copy of the full one (the copy is made before
-the clock starts). Everyday use is (b): a warehouse that grows by a run or a few at a time.
-It prints the medians and (b)/(a), which should stay near 1: what an ingest reads back to
-check and reconcile its figures is its own runs' files, not every table of the warehouse.
-A script, not a test; it removes what it wrote unless --keep.
+Generates text run archives like `batch.py --text-only` (369 OSWorld tasks each), ingests and
+scores --runs of them in one warehouse (hard links under new names: each is a source and a
+run of its own), then, in alternating rounds, times `deskscore ingest` and `deskscore score`
+of one more archive, as fresh processes, in (a) an empty warehouse and (b) a copy of the full
+one (the copy is made before the clock starts). Everyday use is (b): a warehouse that grows
+by a run or a few at a time. It prints the medians and (b)/(a), which should stay near 1:
+what a job reads back to check, reconcile and group its figures is its own runs' files, not
+every table of the warehouse. A script, not a test; it removes what it wrote unless --keep.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ DISTINCT = 10
 """Archives generated; the warehouse's runs are hard links to them under other names."""
 
 
-def ingest(sources: list[Path], warehouse: Path) -> float:
-    cmd = [sys.executable, "-m", "deskscore.pipelines.cli.main", "ingest",
-           *map(str, sources), "--warehouse", str(warehouse)]  # fmt: skip
+def deskscore(*args: str) -> float:
+    """Seconds a `deskscore` command takes as a fresh process."""
+    cmd = [sys.executable, "-m", "deskscore.pipelines.cli.main", *args]
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - start
@@ -68,26 +68,31 @@ def main(argv: list[str] | None = None) -> int:
         held.append(link)
     full = base / "full"
     if not full.exists():
-        seconds = ingest(held, full)
-        print(f"  the full warehouse: {args.runs} runs ingested in {seconds:.1f} s")
-    walls: dict[str, list[float]] = {"(a) into an empty warehouse": [],
-                                     f"(b) into one of {args.runs} runs": []}  # fmt: skip
+        seconds = deskscore("ingest", *map(str, held), "--warehouse", str(full))
+        seconds += deskscore("score", "--warehouse", str(full))
+        print(f"  the full warehouse: {args.runs} runs ingested and scored in {seconds:.1f} s")
+    sides = {"(a) an empty warehouse": None, f"(b) one of {args.runs} runs": full}
+    walls: dict[tuple[str, str], list[float]] = {}
     target = base / "target"
     for r in range(args.repeat + 1):
-        for name in walls:
+        for name, start_from in sides.items():
             shutil.rmtree(target, ignore_errors=True)
-            if name.startswith("(b)"):
-                shutil.copytree(full, target)
-            seconds = ingest([new], target)
+            if start_from is not None:
+                shutil.copytree(start_from, target)
+            ingest = deskscore("ingest", str(new), "--warehouse", str(target))
+            score = deskscore("score", "--warehouse", str(target))
             if r:  # round 0 is untimed: bytecode caches as a user's would be
-                walls[name].append(seconds)
+                for job, seconds in (("ingest", ingest), ("score", score)):
+                    walls.setdefault((job, name), []).append(seconds)
         if r:
             print(f"\r  round {r}/{args.repeat}", end="", flush=True)
     print()
-    empty = statistics.median(next(iter(walls.values())))
-    rows = [[name, f"{statistics.median(s):.2f} s", f"{statistics.median(s) / empty:.2f}x"]
-            for name, s in walls.items()]  # fmt: skip
-    print(render(["side", "median wall", "/ (a)"], rows))
+    rows = []
+    for (job, name), seconds in walls.items():
+        empty = statistics.median(walls[(job, next(iter(sides)))])
+        wall = statistics.median(seconds)
+        rows.append([f"{job} of one more run", name, f"{wall:.2f} s", f"{wall / empty:.2f}x"])
+    print(render(["job", "in", "median wall", "/ (a)"], rows))
     if not args.keep:
         shutil.rmtree(base, ignore_errors=True)
     return 0
