@@ -19,13 +19,12 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from batch import generate
+from one_run import timed
 
 from deskscore.pipelines.cli.output import render
 
@@ -37,13 +36,7 @@ DISTINCT = 10
 
 def deskscore(*args: str) -> float:
     """Seconds a `deskscore` command takes as a fresh process."""
-    cmd = [sys.executable, "-m", "deskscore.pipelines.cli.main", *args]
-    start = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        sys.exit(f"failed: {' '.join(cmd)}\n{done.stderr[-2000:]}")
-    return seconds
+    return timed([sys.executable, "-m", "deskscore.pipelines.cli.main", *args])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=500)
     args = p.parse_args(argv)
 
-    base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="deskscore-into-"))
+    base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="deskscore-one-more-"))
     archives = generate(base / "zips", DISTINCT + 1, args.seed, screenshots="none")
     new, pool = archives[-1], archives[:-1]
     links = base / "links"

@@ -156,6 +156,13 @@ def n_tasks_run(tasks: Iterable[TaskTrials]) -> int:
     return sum(1 for t in tasks if t.n)
 
 
+def trial_order(trials: Iterable[tuple[str, str | None]]) -> tuple[list[str], list[str]]:
+    """A group's run ids and trial labels ('' for none) as its rows list them: by label, the
+    unlabelled last, then by run id."""
+    ordered = sorted(trials, key=lambda t: (t[1] is None, t[1] or "", t[0]))
+    return [run_id for run_id, _ in ordered], [label or "" for _, label in ordered]
+
+
 def trial_rows(
     group: str,
     benchmark: str,
@@ -167,14 +174,14 @@ def trial_rows(
 
     `trials` are (run_id, trial label) of the group's runs scored under `config` (its
     human_version, max_steps_scoring and compat)."""
-    ordered = sorted(trials, key=lambda t: (t[1] is None, t[1] or "", t[0]))
+    run_ids, labels = trial_order(trials)
     common = {
         "run_group": group,
         "benchmark": benchmark,
         **config,
-        "n_trials": len(ordered),
-        "run_ids": [run_id for run_id, _ in ordered],
-        "trials": [label if label is not None else "" for _, label in ordered],
+        "n_trials": len(run_ids),
+        "run_ids": run_ids,
+        "trials": labels,
         "n_tasks": n_tasks_run(tasks),
         "mean_reward": mean_reward(tasks),
     }
@@ -186,7 +193,7 @@ def trial_rows(
             "pass_at_k": f.pass_at_k,
             "pass_hat_k": f.pass_hat_k,
         }
-        for f in group_figures(tasks, len(ordered))
+        for f in group_figures(tasks, len(run_ids))
     ]
 
 
@@ -200,6 +207,7 @@ __all__ = [
     "pass_at_k",
     "pass_hat_k",
     "tasks_of",
+    "trial_order",
     "trial_rows",
     "variance_split",
 ]

@@ -50,12 +50,6 @@ def _config_rows(
     return data.filter(mask).select(columns).to_pylist()
 
 
-def _members(trials: list[tuple[str, str | None]]) -> tuple[list[str], list[str]]:
-    """A group's run_ids and trials columns, as `trial_rows` orders and writes them."""
-    ordered = sorted(trials, key=lambda t: (t[1] is None, t[1] or "", t[0]))
-    return [run_id for run_id, _ in ordered], [label or "" for _, label in ordered]
-
-
 class TrialScores:
     """Writes `trial_scores` for every run group of the warehouse under one configuration."""
 
@@ -96,7 +90,7 @@ class TrialScores:
 
     def _rows(self, changed: Iterable[str] | None) -> tuple[Rows, Rows, int]:
         """`run`'s rows of both tables by benchmark, and the groups of two trials or more."""
-        from deskscore.scorers.trials import tasks_of, trial_rows, variance_split
+        from deskscore.scorers.trials import tasks_of, trial_order, trial_rows, variance_split
 
         changed = None if changed is None else set(changed)
         wh = self.wh
@@ -114,8 +108,8 @@ class TrialScores:
         redo = set()
         for key, trials in groups.items():
             rows = stored.get(key)
-            kept = rows is not None and _members(trials) == (rows[0]["run_ids"], rows[0]["trials"])
-            kept = kept and (len(trials) < 2 or key in stored_split)
+            members = (rows[0]["run_ids"], rows[0]["trials"]) if rows else None
+            kept = trial_order(trials) == members and (len(trials) < 2 or key in stored_split)
             if trials and (not kept or changed is None or any(r in changed for r, _ in trials)):
                 redo.add(key)
         outcomes: dict[str, list[tuple[str, str, float | None, bool | None]]] = {}
