@@ -253,6 +253,8 @@ def test_a_score_of_new_runs_reads_only_their_groups_episode_scores(
 
 
 def test_a_trial_that_joins_its_group_later_counts_in_the_group(tmp_path: Path) -> None:
+    """A group whose stored rows name other trials than it has now is computed again:
+    scoring each trial as it arrives gives what scoring both at once gives."""
     profile = load_profiles()[0]
     tasks = task_slice(per_domain=1)
     for i in (1, 2):
