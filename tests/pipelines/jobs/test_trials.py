@@ -241,6 +241,7 @@ def test_a_score_of_new_runs_reads_only_their_groups_episode_scores(
 
     wh = Path(shutil.copytree(scored, tmp_path / "wh"))
     before = _rows(wh, "trial_scores")
+    split = _rows(wh, "trial_variance")
     for path in Warehouse(wh).files("episode_scores"):
         path.write_bytes(b"not parquet")
     write_run(tmp_path / "new", load_profiles()[0], task_slice(per_domain=1), seed=5)
@@ -250,6 +251,7 @@ def test_a_score_of_new_runs_reads_only_their_groups_episode_scores(
     after = _rows(wh, "trial_scores")
     assert set(before) < set(after)
     assert len(after) == len(before) + 1  # the new run is a group of one trial
+    assert _rows(wh, "trial_variance") == split and len(split) == 2  # the two groups of three
 
 
 def test_a_trial_that_joins_its_group_later_counts_in_the_group(tmp_path: Path) -> None:
