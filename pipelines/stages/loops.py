@@ -27,7 +27,27 @@ if TYPE_CHECKING:
 _SPAN_ORDER = ("domain", "task_id", "first_step")
 
 
-def _phash_by_content(wh: Warehouse, part: dict[str, str], hashes: set[str]) -> dict[str, int]:
+class SharedHashes:
+    """The screenshots table's hash columns of every run, read once when a run first needs a
+    content hashed in another run's partition, then kept for the job (a job writes no
+    screenshots). Releases whose runs share screenshots (a task's first screen, say) would
+    otherwise read the whole table again for every run: quadratic in runs."""
+
+    COLUMNS = ("run_id", "content_hash", "phash", "status")
+
+    def __init__(self, wh: Warehouse) -> None:
+        self.wh = wh
+        self._table: pa.Table | None = None
+
+    def table(self) -> pa.Table:
+        if self._table is None:
+            self._table = self.wh.read("screenshots", columns=list(self.COLUMNS))
+        return self._table
+
+
+def _phash_by_content(
+    wh: Warehouse, part: dict[str, str], hashes: set[str], shared: SharedHashes | None = None
+) -> dict[str, int]:
     """content_hash -> phash of the usable (status ok) hashes among `hashes`."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -38,7 +58,7 @@ def _phash_by_content(wh: Warehouse, part: dict[str, str], hashes: set[str]) -> 
     rows = own.to_pylist()
     missing = hashes - {r["content_hash"] for r in rows}
     if missing:  # a content is hashed once, in the partition of the first run that showed it
-        others = wh.read("screenshots", columns=["run_id", *cols])
+        others = (shared or SharedHashes(wh)).table()
         wanted = pc.and_(
             pc.not_equal(others.column("run_id"), part["run_id"]),
             pc.is_in(others.column("content_hash"), pa.array(sorted(missing))),
@@ -51,8 +71,11 @@ def _phash_by_content(wh: Warehouse, part: dict[str, str], hashes: set[str]) -> 
     return found
 
 
-def run_frames(wh: Warehouse, benchmark: str, run_id: str) -> tuple[pa.Table, pa.Table]:
-    """The (steps, episodes) tables `find_loops` takes, for one run of the warehouse."""
+def run_frames(
+    wh: Warehouse, benchmark: str, run_id: str, shared: SharedHashes | None = None
+) -> tuple[pa.Table, pa.Table]:
+    """The (steps, episodes) tables `find_loops` takes, for one run of the warehouse (`shared`:
+    the job's other runs' hashes, when it keeps them between runs)."""
     import pyarrow as pa
 
     part = {"benchmark": benchmark, "run_id": run_id}
@@ -64,7 +87,7 @@ def run_frames(wh: Warehouse, benchmark: str, run_id: str) -> tuple[pa.Table, pa
     phash: list[int | None] = [None] * steps.num_rows
     hashes = {h for h in refs.column("content_hash").to_pylist() if h is not None}
     if hashes:
-        by_content = _phash_by_content(wh, part, hashes)
+        by_content = _phash_by_content(wh, part, hashes, shared)
         by_step = {
             (d, t, i): by_content[h]
             for d, t, i, h in zip(*refs.to_pydict().values(), strict=True)
@@ -92,14 +115,18 @@ def spans_table(spans: pa.Table) -> pa.Table:
 
 
 def detect_run(
-    wh: Warehouse, benchmark: str, run_id: str, params: LoopParams
+    wh: Warehouse,
+    benchmark: str,
+    run_id: str,
+    params: LoopParams,
+    shared: SharedHashes | None = None,
 ) -> tuple[pa.Table, int]:
     """Detect one run's loops: (loop_spans table, looping steps)."""
     import pyarrow.compute as pc
 
     from deskscore.scorers.loops import find_loops
 
-    steps, episodes = run_frames(wh, benchmark, run_id)
+    steps, episodes = run_frames(wh, benchmark, run_id, shared)
     _, spans = find_loops(steps, episodes, params)
     looping = pc.sum(spans.column("looping_steps")).as_py() or 0
     return spans_table(spans), int(looping)
@@ -121,10 +148,11 @@ class LoopsStage(RunStage):
         import rapidfuzz  # noqa: F401  (heavy imports once per worker, not per run)
 
         super().setup()
+        self.shared = SharedHashes(self.wh)
 
     def run(self, key: RunKey) -> None:
-        table, _ = detect_run(self.wh, key.benchmark, key.run_id, self.params)
+        table, _ = detect_run(self.wh, key.benchmark, key.run_id, self.params, self.shared)
         self.wh.write("loop_spans", table, key.partition, file="data")
 
 
-__all__ = ["LoopsStage", "detect_run", "run_frames", "spans_table"]
+__all__ = ["LoopsStage", "SharedHashes", "detect_run", "run_frames", "spans_table"]

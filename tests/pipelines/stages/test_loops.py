@@ -182,9 +182,9 @@ def _step(run: str, task: str, idx: int, text: str) -> dict:
     }
 
 
-def test_phashes_come_from_the_screenshots_of_any_run_and_only_usable_ones(
-    tmp_path: Path,
-) -> None:
+def _shots_in_two_runs(tmp_path: Path) -> Warehouse:
+    """Run r1, whose steps show four screenshots: one hashed in its own partition, one in
+    r2's, one corrupt, one never hashed."""
     wh = Warehouse(tmp_path)
     for run in ("r1", "r2"):
         part = {"benchmark": "osworld", "run_id": run}
@@ -242,10 +242,38 @@ def test_phashes_come_from_the_screenshots_of_any_run_and_only_usable_ones(
 
     wh.write("screenshots", [shot("own", "r1", -5), shot("corrupt", "r1", None, "corrupt")], part1)
     wh.write("screenshots", [shot("other", "r2", 2**62)], {"benchmark": "osworld", "run_id": "r2"})
+    return wh
+
+
+def test_phashes_come_from_the_screenshots_of_any_run_and_only_usable_ones(
+    tmp_path: Path,
+) -> None:
+    wh = _shots_in_two_runs(tmp_path)
     frame, episodes = (pl.from_arrow(t) for t in run_frames(wh, "osworld", "r1"))
     assert frame.get_column("phash").to_list() == [-5, 2**62, None, None]
     assert frame.columns == list(STEP_COLUMNS)
     assert episodes.get_column("max_steps").to_list() == [None]
+
+
+def test_other_runs_hashes_are_read_once_per_job_not_once_per_run(tmp_path, monkeypatch) -> None:
+    """A job keeps the other runs' hashes once it has read them: releases whose runs share
+    screenshots no longer read the whole screenshots table again for every run."""
+    wh = _shots_in_two_runs(tmp_path)
+    alone = run_frames(wh, "osworld", "r1")[0]
+    whole_reads = []
+    read = Warehouse.read
+
+    def counted(self, name, partition=None, **kw):
+        if name == "screenshots" and partition is None:
+            whole_reads.append(name)
+        return read(self, name, partition, **kw)
+
+    monkeypatch.setattr(Warehouse, "read", counted)
+    stage = LoopsStage(str(tmp_path))
+    stage.setup()
+    for _ in range(3):
+        assert run_frames(stage.wh, "osworld", "r1", stage.shared)[0].equals(alone)
+    assert len(whole_reads) == 1
 
 
 # --------------------------------------------------------------------------- the real runs
