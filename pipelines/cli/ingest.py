@@ -42,6 +42,11 @@ class Reconciliation(NamedTuple):
     quarantined_by_reason: dict[str, int]
 
 
+PER_SOURCE = ("source", "this_time", "runs", "episodes", "with_result", "traj_lines",
+              "step_rows", "quarantined_lines", "reconciled")  # fmt: skip
+"""The reconciliation's columns, one row per source."""
+
+
 def reconciliation(
     warehouse: str,
     sources: Sequence[str],
@@ -79,7 +84,7 @@ def reconciliation(
         f"episodes read: {r.episodes if r else 0}   step rows: {r.steps if r else 0}   "
         f"trajectory lines: {r.traj_lines if r else 0}   "
         f"quarantined: {r.quarantined if r else 0}   model calls: {r.llm_calls if r else 0}",
-        render(list(PER_SOURCE), [list(row.values()) for row in per_source]),
+        render(list(PER_SOURCE), [[row[c] for c in PER_SOURCE] for row in per_source]),
     ]
     lines.append("quarantined by reason:" if reason_rows else "quarantined by reason: none")
     if reason_rows:
@@ -93,11 +98,6 @@ def reconciliation(
         lines.extend(f"  {printable(message)}" for message in first)
     unreadable = reasons.get("unreadable_source", 0)
     return Reconciliation("\n".join(lines), unreadable, per_source, dict(reason_rows))
-
-
-PER_SOURCE = ("source", "this_time", "runs", "episodes", "with_result", "traj_lines",
-              "step_rows", "quarantined_lines", "reconciled")  # fmt: skip
-"""The reconciliation's columns, one row per source."""
 
 
 def _held(wh: Any, sources: Collection[str], ids: Collection[str]) -> list[dict[str, Any]]:

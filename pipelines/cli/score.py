@@ -51,17 +51,15 @@ def _any_unmatched(options: ScoreOptions) -> bool:
     """Whether a run scored under `options` matched no human task (then `unmatched_runs`
     names them through the views, which label runs): run_scores alone says."""
     from deskscore.collectors.warehouse import Warehouse
-    from deskscore.pipelines.cli.scored import OPTIONS
+    from deskscore.pipelines.stages.base import config_rows
 
-    columns = ["run_id", "benchmark", *OPTIONS, "n_tasks_matched"]
-    wanted = {k: getattr(options.config, k) for k in OPTIONS}
+    columns = ["run_id", "benchmark", "n_tasks_matched"]
     runs = set(options.runs) if options.runs else None
     return any(
         row["n_tasks_matched"] == 0
         and row["benchmark"] != "deskcraft"  # never matched, never listed
-        and all(row[k] == v for k, v in wanted.items())
         and (runs is None or row["run_id"] in runs)
-        for row in Warehouse(options.warehouse).read("run_scores", columns=columns).to_pylist()
+        for row in config_rows(Warehouse(options.warehouse), "run_scores", columns, options.config)
     )
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 if TYPE_CHECKING:
     from deskscore.collectors.warehouse import Warehouse
+    from deskscore.scorers.config import ScoreConfig
 
 
 class RunKey(NamedTuple):
@@ -32,6 +33,30 @@ class RunKey(NamedTuple):
     def partition(self) -> dict[str, str]:
         """The run's partition in every per-run table."""
         return {"benchmark": self.benchmark, "run_id": self.run_id}
+
+
+def config_rows(
+    wh: Warehouse,
+    name: str,
+    columns: list[str],
+    config: ScoreConfig,
+    partition: dict[str, str] | None = None,
+) -> list[dict]:
+    """Rows of a score table under `config`: its file in every run's partition (or in
+    `partition`'s), not those of the other configurations scored."""
+    import pyarrow.compute as pc
+
+    keys = ["human_version", "max_steps_scoring", "compat"]
+    data = wh.read(name, partition, columns=[*columns, *keys], file=config.file)
+    human, budget, compat = config.key()
+    mask = pc.and_(
+        pc.and_(
+            pc.equal(data.column("human_version"), human),
+            pc.equal(data.column("max_steps_scoring"), budget),
+        ),
+        pc.equal(data.column("compat"), compat),
+    )
+    return data.filter(mask).select(columns).to_pylist()
 
 
 def run_keys(wh: Warehouse, run_ids: Iterable[str] = ()) -> list[RunKey]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from deskscore.pipelines.stages.base import config_rows
 from deskscore.scorers.config import ScoreConfig
 
 TABLE = "trial_scores"
@@ -24,30 +25,6 @@ VARIANCE = "trial_variance"
 
 Rows = dict[str, list[dict[str, Any]]]
 """A table's rows by benchmark."""
-
-
-def _config_rows(
-    wh: Any,
-    name: str,
-    columns: list[str],
-    config: ScoreConfig,
-    partition: dict[str, str] | None = None,
-) -> list[dict]:
-    """Rows of a score table under `config` (its file in every run's partition, or in
-    `partition`'s)."""
-    import pyarrow.compute as pc
-
-    keys = ["human_version", "max_steps_scoring", "compat"]
-    data = wh.read(name, partition, columns=[*columns, *keys])
-    human, budget, compat = config.key()
-    mask = pc.and_(
-        pc.and_(
-            pc.equal(data.column("human_version"), human),
-            pc.equal(data.column("max_steps_scoring"), budget),
-        ),
-        pc.equal(data.column("compat"), compat),
-    )
-    return data.filter(mask).select(columns).to_pylist()
 
 
 class TrialScores:
@@ -95,7 +72,7 @@ class TrialScores:
         changed = None if changed is None else set(changed)
         wh = self.wh
         runs = wh.read("runs", columns=["run_id", "benchmark", "trial", "run_group"]).to_pylist()
-        scored = {r["run_id"] for r in _config_rows(wh, "run_scores", ["run_id"], self.config)}
+        scored = {r["run_id"] for r in config_rows(wh, "run_scores", ["run_id"], self.config)}
         groups: dict[tuple[str, str], list[tuple[str, str | None]]] = {}
         for r in runs:
             group = r["run_group"] or r["run_id"]
@@ -117,7 +94,7 @@ class TrialScores:
         for benchmark, group in sorted(redo):
             for run_id, _ in groups[(benchmark, group)]:
                 part = {"benchmark": benchmark, "run_id": run_id}
-                for e in _config_rows(wh, "episode_scores", columns, self.config, part):
+                for e in config_rows(wh, "episode_scores", columns, self.config, part):
                     outcomes.setdefault(e["run_id"], []).append(
                         (e["domain"], e["task_id"], e["reward"], e["success"])
                     )
