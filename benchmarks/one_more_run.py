@@ -1,7 +1,8 @@
 """Benchmark: adding one run to a warehouse that already holds many, against adding it to an
 empty one.
 
-    python benchmarks/one_more_run.py [--runs 100] [--repeat 5] [--dir DIR] [--keep]
+    python benchmarks/one_more_run.py [--runs 100] [--repeat 5] [--screenshots] [--dir DIR]
+        [--keep]
 
 Generates text run archives like `batch.py --text-only` (369 OSWorld tasks each), ingests and
 scores --runs of them in one warehouse (hard links under new names: each is a source and a
@@ -10,7 +11,10 @@ of one more archive, as fresh processes, in (a) an empty warehouse and (b) a cop
 one (the copy is made before the clock starts). Everyday use is (b): a warehouse that grows
 by a run or a few at a time. It prints the medians and (b)/(a), which should stay near 1:
 what a job reads back to check, reconcile and group its figures is its own runs' files, not
-every table of the warehouse. A script, not a test; it removes what it wrote unless --keep.
+every table of the warehouse. With --screenshots the archives carry their PNG screenshots and
+the full warehouse's screenshots are hashed (`deskscore hash`) before the rounds, so a score
+also checks the screenshot hash tables, which loop detection reads across runs. A script, not
+a test; it removes what it wrote unless --keep.
 """
 
 from __future__ import annotations
@@ -43,15 +47,19 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=100, help="runs the full warehouse holds")
     p.add_argument("--repeat", type=int, default=5, help="timed rounds (medians)")
+    p.add_argument("--screenshots", action="store_true", help="PNG members, hashed")
     p.add_argument("--dir", help="where to write (default: a temporary folder)")
     p.add_argument("--keep", action="store_true", help="keep the archives and warehouses")
     p.add_argument("--seed", type=int, default=500)
     args = p.parse_args(argv)
 
     base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="deskscore-one-more-"))
-    archives = generate(base / "zips", DISTINCT + 1, args.seed, screenshots="none")
+    kind = "png" if args.screenshots else "text"
+    archives = generate(
+        base / f"zips-{kind}", DISTINCT + 1, args.seed, "pool" if args.screenshots else "none"
+    )
     new, pool = archives[-1], archives[:-1]
-    links = base / "links"
+    links = base / f"links-{kind}"
     links.mkdir(exist_ok=True)
     held = []
     for i in range(args.runs):
@@ -59,10 +67,16 @@ def main(argv: list[str] | None = None) -> int:
         if not link.exists():
             os.link(pool[i % len(pool)], link)
         held.append(link)
-    full = base / "full"
+    full = base / f"full-{kind}-{args.runs}"
     if not full.exists():
         seconds = deskscore("ingest", *map(str, held), "--warehouse", str(full))
+        if args.screenshots:
+            seconds += deskscore("hash", "--warehouse", str(full))
         seconds += deskscore("score", "--warehouse", str(full))
+        if args.screenshots:
+            # the warehouse as the next day's score finds it: the first score packed the hash
+            # files it had read, so this one reads them once more and keeps their digests
+            deskscore("score", "--warehouse", str(full))
         print(f"  the full warehouse: {args.runs} runs ingested and scored in {seconds:.1f} s")
     sides = {"(a) an empty warehouse": None, f"(b) one of {args.runs} runs": full}
     walls: dict[tuple[str, str], list[float]] = {}

@@ -235,6 +235,11 @@ class Warehouse:
             out.append({k: v for k, v in pairs})
         return out
 
+    def slots(self, name: str) -> list[tuple[str, Entry]]:
+        """Every slot of `name` (`<partition>/<name>` keys) and where its rows are, sorted,
+        for a reader that keeps something per slot (see `Entry`)."""
+        return self._slots(name, None)
+
     def files(self, name: str) -> list[Path]:
         """Every file the table's current version is made of (packs included), sorted."""
         base = self.table_dir(name)

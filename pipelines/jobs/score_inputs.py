@@ -10,9 +10,17 @@ file or a new `deskscore hash` makes exactly the affected runs count again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
+import os
+import re
+import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from deskscore.schemas.manifest import Entry, manifest_dir, split_slot
 
 if TYPE_CHECKING:
     from deskscore.scorers.config import ScoreConfig
@@ -33,19 +41,95 @@ def score_version() -> int:
 
 _HASH_TABLES = ("screenshots", "screenshot_refs")
 
+DIGEST_CACHE = ("_cache", "row_digests.json")
+"""Where, under the warehouse root, the digests of the hash tables' slots are kept between
+score jobs (derived data: deleting it costs one read of those tables, nothing else)."""
+_DIGEST_FORMAT = 1
+"""Bumped when a slot's digest is computed differently, so kept digests are not reused."""
+_NAMED_BY_BYTES = re.compile(r"--[0-9a-f]{16}\.parquet$")
+
 
 def _screenshot_state(wh: Any) -> str:
-    """A digest of the screenshot hash tables' rows, order-free (each partition's rows fed in
+    """A digest of the screenshot hash tables' rows, order-free (each slot's rows fed in
     sorted order), so a `deskscore hash` that adds or changes a hash changes it and repacking
-    files does not. Read one run's partition at a time with pyarrow alone, so the scoring
-    command's memory neither grows with the warehouse nor holds a query engine while its
-    stages run."""
+    files does not.
+
+    Every score job needs it, and reading those tables grows with the warehouse (about 2 s for
+    the 781,000 screenshot references of 80 runs), so each slot's digest is kept in
+    DIGEST_CACHE under where its rows are: a file named by its bytes, and its row groups. A
+    slot whose file is unchanged is not read again; one that moved (a repack) is read once
+    and gives the same digest. Missing slots are read one at a time with pyarrow alone, so
+    the scoring command's memory neither grows with the warehouse nor holds a query engine
+    while its stages run."""
+    kept = _load_digests(wh.root)
+    now: dict[str, str] = {}
     h = hashlib.sha1()
     for name in _HASH_TABLES:
-        for part in wh.partitions(name):
-            h.update(f"{name}:{sorted(part.items())}\n".encode())
-            _feed_rows(wh.read(name, part), h)
+        for key, entry in wh.slots(name):
+            where = _where(name, entry)
+            digest = kept.get(where) if where else None
+            if digest is None:
+                folder, slot = split_slot(key)
+                part = dict(seg.split("=", 1) for seg in folder.split("/") if "=" in seg)
+                rows = hashlib.sha1()
+                _feed_rows(wh.read(name, part, file=slot), rows)
+                digest = rows.hexdigest()
+            if where:
+                now[where] = digest
+            h.update(f"{name}:{key}:{digest}\n".encode())
+    if now != kept:
+        _save_digests(wh.root, now)
     return h.hexdigest()
+
+
+def _where(name: str, entry: Entry) -> str | None:
+    """Where a slot's rows are, as a key that names their bytes (None for a file written
+    before files were named by their bytes: it may have been rewritten in place)."""
+    if not _NAMED_BY_BYTES.search(entry.file):
+        return None
+    groups = "" if entry.groups is None else "#" + ",".join(map(str, entry.groups))
+    return f"{name}/{entry.file}{groups}"
+
+
+def _digest_file(root: Path) -> Path:
+    return root.joinpath(*DIGEST_CACHE)
+
+
+def _load_digests(root: Path) -> dict[str, str]:
+    """The kept slot digests, or none if the file is missing, unreadable or of another schema
+    or digest format (the rows a slot reads as depend on the schema)."""
+    from deskscore.schemas import SCHEMA_VERSION
+
+    try:
+        data = json.loads(_digest_file(root).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != [SCHEMA_VERSION, _DIGEST_FORMAT]:
+        return {}
+    digests = data.get("digests")
+    if not isinstance(digests, dict):
+        return {}
+    return {k: v for k, v in digests.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _save_digests(root: Path, digests: dict[str, str]) -> None:
+    """Keep the digests of the slots listed now, atomically: a reader sees the old file or the
+    new one, and a write cut short leaves its temporary file where the next writer clears
+    them. A warehouse this process cannot write to is scored all the same."""
+    from deskscore.collectors.warehouse.store import TMP_DIR
+    from deskscore.schemas import SCHEMA_VERSION
+
+    target = _digest_file(root)
+    tmp = manifest_dir(root) / TMP_DIR / f"{target.name}.{uuid.uuid4().hex}.tmp"
+    body = {"version": [SCHEMA_VERSION, _DIGEST_FORMAT], "digests": dict(sorted(digests.items()))}
+    try:
+        for folder in (tmp.parent, target.parent):
+            folder.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(body, separators=(",", ":")), encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def _feed_rows(table: Any, h: Any) -> None:
