@@ -196,3 +196,37 @@ def test_files_no_kept_generation_lists_are_deleted(tmp_path) -> None:
     # generation 1 is the empty warehouse (committed before its first write), then one per write
     assert current_generation(tmp_path) == KEEP_GENERATIONS + 2
     assert len(list(manifest_dir(tmp_path).glob("*.json"))) == KEEP_GENERATIONS
+
+
+def _codecs(path) -> set[str]:
+    meta = pq.ParquetFile(path).metadata
+    return {
+        meta.row_group(g).column(c).compression
+        for g in range(meta.num_row_groups)
+        for c in range(meta.num_columns)
+    }
+
+
+def test_small_row_groups_are_written_with_lz4_and_a_runs_thousands_of_rows_with_zstd(
+    tmp_path,
+) -> None:
+    """zstd's cost per column chunk is what reading a pack of many runs' few rows pays for
+    (see LZ4_BELOW_ROWS); packing, repacking and a run's own file follow the rows per run."""
+    wh = Warehouse(tmp_path)
+    few = {f"f{i}": [{**_q(j), "run_id": f"f{i}"} for j in range(3)] for i in range(9)}
+    many = {f"m{i}": [{**_q(j), "run_id": f"m{i}"} for j in range(3000)] for i in range(9)}
+    for run, rows in {**few, **many}.items():
+        path = wh.write("quarantine", rows, {"benchmark": "b-" + run[0], "run_id": run})
+        assert _codecs(path) == ({"LZ4"} if run in few else {"ZSTD"}), run
+    assert [c.files_in for c in wh.compact(["quarantine"])] == [18]
+    packs = {p.parent.parent.name: p for p in wh.files("quarantine")}
+    assert {k: _codecs(p) for k, p in packs.items()} == {
+        "benchmark=b-f": {"LZ4"},
+        "benchmark=b-m": {"ZSTD"},
+    }
+    wh.drop_run("b-f", "f4")  # the pack is written again without the run
+    [repacked] = [p for p in wh.files("quarantine") if p.parent.parent.name == "benchmark=b-f"]
+    assert repacked != packs["benchmark=b-f"] and _codecs(repacked) == {"LZ4"}
+    assert sorted(set(wh.read("quarantine").column("run_id").to_pylist())) == sorted(
+        [*few.keys() - {"f4"}, *many]
+    )
