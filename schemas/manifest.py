@@ -114,6 +114,11 @@ def split_slot(key: str) -> tuple[str, str]:
     return partition, name
 
 
+def split_partition(partition: str) -> dict[str, str]:
+    """A slot key's partition (`benchmark=b/run_id=r`) as the values it names."""
+    return dict(seg.split("=", 1) for seg in partition.split("/") if "=" in seg)
+
+
 def manifest_dir(root: str | os.PathLike[str]) -> Path:
     return Path(root) / MANIFEST_DIR
 
@@ -203,6 +208,7 @@ __all__ = [
     "manifest_dir",
     "read_manifest",
     "slot_key",
+    "split_partition",
     "split_slot",
     "table_files",
 ]

@@ -46,6 +46,7 @@ from deskscore.schemas.manifest import (
     manifest_dir,
     read_manifest,
     slot_key,
+    split_partition,
     split_slot,
 )
 
@@ -124,6 +125,16 @@ def _conform(data: pa.Table, schema: pa.Schema) -> pa.Table:
         if f.name not in data.column_names:
             data = data.append_column(f.name, pa.nulls(data.num_rows, f.type))
     return data.select(schema.names).cast(schema)
+
+
+_BYTES_NAME = re.compile(r"--[0-9a-f]{16}\.parquet$")
+
+
+def named_by_bytes(file: str) -> bool:
+    """Whether a data file's name is its bytes' digest (see `_write_parquet`): such a file is
+    never rewritten in place, so what is known of it by name stays true. A file written
+    before files were named so (`data.parquet`) may have been."""
+    return _BYTES_NAME.search(file) is not None
 
 
 def _write_parquet(root: Path, target_dir: Path, name: str, write: Any) -> Path:
@@ -250,11 +261,8 @@ class Warehouse:
     def partitions(self, name: str) -> list[dict[str, str]]:
         """The partitions of `name` that hold slots, as their folder segments (which `read`
         takes back), so a table can be read one partition at a time."""
-        out = []
-        for folder in sorted({split_slot(k)[0] for k, _ in self._slots(name, None)}):
-            pairs = (seg.split("=", 1) for seg in folder.split("/") if "=" in seg)
-            out.append({k: v for k, v in pairs})
-        return out
+        folders = sorted({split_slot(k)[0] for k, _ in self._slots(name, None)})
+        return [split_partition(folder) for folder in folders]
 
     def slots(self, name: str) -> list[tuple[str, Entry]]:
         """Every slot of `name` (`<partition>/<name>` keys) and where its rows are, sorted,
@@ -790,6 +798,7 @@ __all__ = [
     "Warehouse",
     "collect_dead_jobs",
     "commit",
+    "named_by_bytes",
     "runs_in_pack",
     "scan",
     "schema_version_of",

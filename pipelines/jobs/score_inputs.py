@@ -14,13 +14,13 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deskscore.schemas.manifest import Entry, manifest_dir, split_slot
+from deskscore.collectors.warehouse.store import TMP_DIR, named_by_bytes
+from deskscore.schemas.manifest import Entry, manifest_dir, split_partition, split_slot
 
 if TYPE_CHECKING:
     from deskscore.scorers.config import ScoreConfig
@@ -46,7 +46,6 @@ DIGEST_CACHE = ("_cache", "row_digests.json")
 score jobs (derived data: deleting it costs one read of those tables, nothing else)."""
 _DIGEST_FORMAT = 1
 """Bumped when a slot's digest is computed differently, so kept digests are not reused."""
-_NAMED_BY_BYTES = re.compile(r"--[0-9a-f]{16}\.parquet$")
 
 
 def _screenshot_state(wh: Any) -> str:
@@ -70,9 +69,8 @@ def _screenshot_state(wh: Any) -> str:
             digest = kept.get(where) if where else None
             if digest is None:
                 folder, slot = split_slot(key)
-                part = dict(seg.split("=", 1) for seg in folder.split("/") if "=" in seg)
                 rows = hashlib.sha1()
-                _feed_rows(wh.read(name, part, file=slot), rows)
+                _feed_rows(wh.read(name, split_partition(folder), file=slot), rows)
                 digest = rows.hexdigest()
             if where:
                 now[where] = digest
@@ -83,9 +81,9 @@ def _screenshot_state(wh: Any) -> str:
 
 
 def _where(name: str, entry: Entry) -> str | None:
-    """Where a slot's rows are, as a key that names their bytes (None for a file written
-    before files were named by their bytes: it may have been rewritten in place)."""
-    if not _NAMED_BY_BYTES.search(entry.file):
+    """Where a slot's rows are, as a key that names their bytes (None for a file that is not
+    named by them: it may have been rewritten in place)."""
+    if not named_by_bytes(entry.file):
         return None
     groups = "" if entry.groups is None else "#" + ",".join(map(str, entry.groups))
     return f"{name}/{entry.file}{groups}"
@@ -116,7 +114,6 @@ def _save_digests(root: Path, digests: dict[str, str]) -> None:
     """Keep the digests of the slots listed now, atomically: a reader sees the old file or the
     new one, and a write cut short leaves its temporary file where the next writer clears
     them. A warehouse this process cannot write to is scored all the same."""
-    from deskscore.collectors.warehouse.store import TMP_DIR
     from deskscore.schemas import SCHEMA_VERSION
 
     target = _digest_file(root)
