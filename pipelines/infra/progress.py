@@ -5,6 +5,11 @@ process ticks are added up in memory; in the local runner's worker processes the
 up per process and written, at most five times a second, to a small file in a folder the
 display names through the environment, and the display sums the files. On a remote runner
 nobody listens and a tick costs one lookup.
+
+The display's folder holds an `owner` file that the display keeps locked (flock) while it runs.
+A display that was killed (SIGKILL, a lost container) cannot remove its folder; the lock goes
+with the process, so the next display removes every such folder whose lock it can take. A
+lock, unlike a PID, also tells the truth where containers share the temp folder but not PIDs.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 ENV = "DESKSCORE_PROGRESS_DIR"
+PREFIX = "deskscore-progress-"
+OWNER = "owner"
 _FLUSH_SECONDS = 0.2
 _lock = threading.Lock()
 _counts: dict[str, int] | None = None
@@ -77,6 +84,59 @@ def _worker_totals(folder: str) -> dict[str, int]:
     return out
 
 
+def _flock(path: str, flags: int) -> int | None:
+    """A descriptor of `path` holding its exclusive flock; None where flock is missing, the
+    file cannot be opened, or another process holds the lock."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: folders are only removed by their own display
+        return None
+    try:
+        fd = os.open(path, os.O_RDWR | flags, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _own(folder: str) -> int | None:
+    """Lock a new owner file and only then give it its name: no sweeper can see an owner
+    file of a live display unlocked."""
+    draft = os.path.join(folder, f"{OWNER}.draft")
+    fd = _flock(draft, os.O_CREAT | os.O_EXCL)
+    if fd is not None:
+        try:
+            os.replace(draft, os.path.join(folder, OWNER))
+        except OSError:
+            os.close(fd)
+            return None
+    return fd
+
+
+def sweep_abandoned(tmp: str | None = None) -> int:
+    """Remove the progress folders whose display died without removing them (their owner
+    file is there and unlocked); returns how many. A folder without an owner file is left:
+    older versions made none, and a display that has not yet named its locked file has
+    none either."""
+    import shutil
+
+    removed = 0
+    for folder in Path(tmp or tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        fd = _flock(str(folder / OWNER), 0)
+        if fd is None:
+            continue
+        try:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += not folder.exists()
+        finally:
+            os.close(fd)
+    return removed
+
+
 @contextlib.contextmanager
 def show(title: str, stages: Sequence[str]) -> Iterator[None]:
     """Display per-stage counters while the body runs (stderr, so stdout stays clean)."""
@@ -99,7 +159,9 @@ def show(title: str, stages: Sequence[str]) -> Iterator[None]:
     )
     ids = {s: progress.add_task(f"{title}: {s}", total=None, unit=s, rate="") for s in stages}
     stop = threading.Event()
-    folder = tempfile.mkdtemp(prefix="deskscore-progress-")
+    sweep_abandoned()
+    folder = tempfile.mkdtemp(prefix=PREFIX)
+    owner = _own(folder)
     previous = os.environ.get(ENV)
     os.environ[ENV] = folder  # worker processes started from here inherit it
 
@@ -128,3 +190,5 @@ def show(title: str, stages: Sequence[str]) -> Iterator[None]:
             import shutil
 
             shutil.rmtree(folder, ignore_errors=True)
+            if owner is not None:
+                os.close(owner)
