@@ -103,11 +103,13 @@ def reconciliation(
 def _held(wh: Any, sources: Collection[str], ids: Collection[str]) -> list[dict[str, Any]]:
     """The quarantine rows of these sources (or of the source partitions `ids`): the source's
     own problems first (an empty location), then by source, file and line, nulls last."""
+    columns = ["source", "run_id", "reason", "n_lines", "location", "line_no", "message"]
+    table = wh.read("quarantine", columns=columns)
+    if not table.num_rows:
+        return []  # the usual case: no need to import pyarrow.compute
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    columns = ["source", "run_id", "reason", "n_lines", "location", "line_no", "message"]
-    table = wh.read("quarantine", columns=columns)
     mine = pc.or_(
         pc.is_in(table["source"], value_set=pa.array(list(sources), type=pa.string())),
         pc.is_in(table["run_id"], value_set=pa.array(list(ids), type=pa.string())),
@@ -126,8 +128,6 @@ def _source_figures(
     wh: Any, source: str, status: str, parts: list[dict[str, str]]
 ) -> dict[str, Any]:
     """One source's row: its runs' episodes and step rows, read back from their files."""
-    import pyarrow.compute as pc
-
     columns = ["n_lines", "result_status", "n_quarantined"]
     sums: dict[str, int | None] = dict.fromkeys(
         ("episodes", "with_result", "traj_lines", "step_rows", "quarantined_lines")
@@ -140,9 +140,9 @@ def _source_figures(
         episodes = wh.read("episodes", part, columns=columns)
         if episodes.num_rows:
             add("episodes", episodes.num_rows)
-            add("with_result", pc.sum(pc.equal(episodes["result_status"], "ok")).as_py() or 0)
-            add("traj_lines", pc.sum(episodes["n_lines"]).as_py() or 0)
-            add("quarantined_lines", pc.sum(episodes["n_quarantined"]).as_py() or 0)
+            add("with_result", episodes["result_status"].to_pylist().count("ok"))
+            add("traj_lines", sum(filter(None, episodes["n_lines"].to_pylist())))
+            add("quarantined_lines", sum(filter(None, episodes["n_quarantined"].to_pylist())))
         steps = wh.read("steps", part, columns=["run_id"]).num_rows
         if steps:
             add("step_rows", steps)

@@ -10,8 +10,6 @@ elsewhere). Both take a few milliseconds, against the hundreds a run costs.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import functools
 import gc
 from collections.abc import Callable, Iterator
@@ -23,9 +21,13 @@ T = TypeVar("T")
 
 @cache
 def _malloc_trim() -> object | None:
-    name = ctypes.util.find_library("c")
+    """glibc's malloc_trim, looked up among the symbols the interpreter already has loaded
+    (its C library's), not by `ctypes.util.find_library`, which runs `ldconfig -p` and whose
+    module takes 5 ms to import in every command."""
+    import ctypes
+
     try:
-        return getattr(ctypes.CDLL(name), "malloc_trim", None) if name else None
+        return getattr(ctypes.CDLL(None), "malloc_trim", None)
     except OSError:
         return None
 
