@@ -230,3 +230,56 @@ def test_small_row_groups_are_written_with_lz4_and_a_runs_thousands_of_rows_with
     assert sorted(set(wh.read("quarantine").column("run_id").to_pylist())) == sorted(
         [*few.keys() - {"f4"}, *many]
     )
+
+
+def _runs_per_pack(wh: Warehouse) -> list[int]:
+    return sorted(pq.ParquetFile(p).metadata.num_row_groups for p in wh.files("quarantine"))
+
+
+def _add_runs(wh: Warehouse, runs: range) -> None:
+    for i in runs:
+        wh.write(
+            "quarantine",
+            [{**_q(i), "run_id": f"r{i:02d}"}],
+            {"benchmark": "b", "run_id": f"r{i:02d}"},
+        )
+
+
+def test_a_pack_holds_at_most_its_runs_cap_and_full_packs_are_not_rewritten(
+    tmp_path, monkeypatch
+) -> None:
+    """A run's read parses its pack's whole footer, which grows with the pack's runs
+    (store.PACK_MAX_RUNS); packing fills the packs with room and leaves the full ones."""
+    from deskscore.collectors.warehouse import store
+
+    monkeypatch.setattr(store, "PACK_MAX_RUNS", 3)
+    wh = Warehouse(tmp_path)
+    _add_runs(wh, range(8))
+    wh.compact(["quarantine"], min_files=1)
+    assert _runs_per_pack(wh) == [2, 3, 3]
+    full = {p for p in wh.files("quarantine") if pq.ParquetFile(p).metadata.num_row_groups == 3}
+    _add_runs(wh, range(8, 10))
+    wh.compact(["quarantine"], min_files=1)
+    assert _runs_per_pack(wh) == [1, 3, 3, 3]
+    assert full <= set(wh.files("quarantine"))  # the full packs were not written again
+    ids = wh.read("quarantine").column("run_id").to_pylist()
+    assert sorted(ids) == [f"r{i:02d}" for i in range(10)]
+
+
+def test_a_pack_of_more_runs_than_the_cap_is_split_when_its_table_is_packed_again(
+    tmp_path, monkeypatch
+) -> None:
+    from deskscore.collectors.warehouse import store
+
+    wh = Warehouse(tmp_path)
+    _add_runs(wh, range(10))
+    wh.compact(["quarantine"], min_files=1)
+    assert _runs_per_pack(wh) == [10]  # packed before there was a cap of 4
+    monkeypatch.setattr(store, "PACK_MAX_RUNS", 4)
+    _add_runs(wh, range(10, 11))
+    wh.compact(["quarantine"], min_files=1)
+    assert _runs_per_pack(wh) == [3, 4, 4]
+    ids = wh.read("quarantine").column("run_id").to_pylist()
+    assert sorted(ids) == [f"r{i:02d}" for i in range(11)]
+    rows = connect(tmp_path).sql("SELECT count(*), count(DISTINCT run_id) FROM quarantine")
+    assert rows.fetchall() == [(11, 11)]
