@@ -179,6 +179,20 @@ def read_manifest(root: str | os.PathLike[str]) -> Manifest | None:
     raise RuntimeError(f"{root}: the manifest kept changing while it was read; try again")
 
 
+def generation_files(root: str | os.PathLike[str], generation: int) -> tuple[set[str], list[str]]:
+    """(the files generation `generation` lists, the files it retired), relative to the root,
+    from its JSON alone: what collecting old files needs. Building the generation's entries
+    (`Manifest.from_json`) cost a commit at 1,000 runs 40 ms for each of the three or four
+    generations it looked at."""
+    value = _loads(generation_file(root, generation).read_bytes())
+    if value.get("format") != FORMAT:
+        raise ValueError(f"manifest format {value.get('format')!r} is not {FORMAT}")
+    listed = {
+        f"{t}/{e['file']}" for t, slots in value.get("tables", {}).items() for e in slots.values()
+    }
+    return listed, list(value.get("retired", []))
+
+
 def table_files(root: str | os.PathLike[str]) -> dict[str, list[Path]] | None:
     """table -> its current files (absolute), from the manifest; None without one."""
     manifest = read_manifest(root)
@@ -204,6 +218,7 @@ __all__ = [
     "Manifest",
     "current_generation",
     "generation_file",
+    "generation_files",
     "iter_entries",
     "manifest_dir",
     "read_manifest",

@@ -44,6 +44,7 @@ from deskscore.schemas.manifest import (
     Manifest,
     current_generation,
     generation_file,
+    generation_files,
     manifest_dir,
     read_manifest,
     slot_key,
@@ -490,10 +491,10 @@ class Warehouse:
             base = self.table_dir(name)
             groups: dict[tuple[str, str], list[tuple[str, Entry]]] = {}
             for key, entry in self._slots(name, None):
-                partition, slot = split_slot(key)
-                path = base / entry.file
                 if entry.groups is not None or entry.rows == 0:
                     continue  # packed already (may be refilled below), or an empty slot
+                partition, slot = split_slot(key)
+                path = base / entry.file
                 if path.stat().st_size >= small_bytes or schema_version_of(path) != SCHEMA_VERSION:
                     continue
                 parent = partition.rsplit("/", 1)[0]
@@ -737,25 +738,28 @@ def _collect(root: Path, current: Manifest) -> None:
     for path in folder.glob("*.json"):
         with contextlib.suppress(ValueError):
             on_disk[int(path.stem)] = path
-    for g in sorted(on_disk):
-        if oldest_kept <= g < current.generation:
+    read: dict[int, tuple[set[str], list[str]] | None] = {}
+
+    def files_of(g: int) -> tuple[set[str], list[str]] | None:
+        """Each generation parsed once (the oldest kept one is needed twice)."""
+        if g not in read:
+            read[g] = None
             with contextlib.suppress(FileNotFoundError, ValueError):
-                listed |= read_generation(root, g).paths()
+                read[g] = generation_files(root, g)
+        return read[g]
+
+    for g in sorted(on_disk):
+        if oldest_kept <= g < current.generation and (found := files_of(g)) is not None:
+            listed |= found[0]
     for g in sorted(on_disk):
         if g > oldest_kept:
             continue
-        with contextlib.suppress(FileNotFoundError, ValueError):
-            for rel in read_generation(root, g).retired:
+        if (found := files_of(g)) is not None:
+            for rel in found[1]:
                 if rel not in listed:
                     (root / rel).unlink(missing_ok=True)
         if g < oldest_kept:
             on_disk[g].unlink(missing_ok=True)
-
-
-def read_generation(root: str | os.PathLike[str], generation: int) -> Manifest:
-    import json
-
-    return Manifest.from_json(json.loads(generation_file(root, generation).read_bytes()))
 
 
 def collect_dead_jobs(root: str | os.PathLike[str]) -> int:

@@ -283,3 +283,36 @@ def test_a_pack_of_more_runs_than_the_cap_is_split_when_its_table_is_packed_agai
     assert sorted(ids) == [f"r{i:02d}" for i in range(11)]
     rows = connect(tmp_path).sql("SELECT count(*), count(DISTINCT run_id) FROM quarantine")
     assert rows.fetchall() == [(11, 11)]
+
+
+def test_collecting_old_files_reads_each_generation_once_and_what_the_manifest_lists(
+    tmp_path, monkeypatch
+) -> None:
+    """A commit looks at the kept generations' files (at 1,000 runs each generation is 2 MB of
+    JSON): each is read once, and read as its full manifest would list it."""
+    import json
+
+    from deskscore.collectors.warehouse import store
+    from deskscore.schemas.manifest import Manifest, generation_file, generation_files
+
+    wh = Warehouse(tmp_path)
+    for i in range(KEEP_GENERATIONS + 2):
+        wh.write("quarantine", [_q(i)], PART)
+    kept = sorted(int(p.stem) for p in manifest_dir(tmp_path).glob("*.json"))
+    assert len(kept) == KEEP_GENERATIONS
+    for g in kept:
+        full = Manifest.from_json(json.loads(generation_file(tmp_path, g).read_bytes()))
+        assert generation_files(tmp_path, g) == (full.paths(), full.retired)
+        assert full.paths() and (full.retired or g == kept[0] == 1)
+    calls: list[int] = []
+
+    def counted(root, generation):
+        calls.append(generation)
+        return generation_files(root, generation)
+
+    monkeypatch.setattr(store, "generation_files", counted)
+    first = wh.write("quarantine", [_q(99)], PART)
+    assert calls and len(calls) == len(set(calls)), calls
+    for _ in range(KEEP_GENERATIONS):
+        wh.write("quarantine", [_q(100)], PART)
+    assert not first.exists()  # still collected once no kept generation lists it
