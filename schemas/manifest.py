@@ -95,13 +95,19 @@ class Manifest:
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> Manifest:
-        if value.get("format") != FORMAT:
-            raise ValueError(f"manifest format {value.get('format')!r} is not {FORMAT}")
+        check_format(value)
         tables = {
             t: {k: Entry.from_json(e) for k, e in slots.items()}
             for t, slots in value.get("tables", {}).items()
         }
         return cls(int(value["generation"]), tables, list(value.get("retired", [])))
+
+
+def check_format(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`value`, a generation's JSON, if it is in this version's layout; else ValueError."""
+    if value.get("format") != FORMAT:
+        raise ValueError(f"manifest format {value.get('format')!r} is not {FORMAT}")
+    return value
 
 
 def slot_key(partition: str, name: str) -> str:
@@ -184,9 +190,7 @@ def generation_files(root: str | os.PathLike[str], generation: int) -> tuple[set
     from its JSON alone: what collecting old files needs. Building the generation's entries
     (`Manifest.from_json`) cost a commit at 1,000 runs 40 ms for each of the three or four
     generations it looked at."""
-    value = _loads(generation_file(root, generation).read_bytes())
-    if value.get("format") != FORMAT:
-        raise ValueError(f"manifest format {value.get('format')!r} is not {FORMAT}")
+    value = check_format(_loads(generation_file(root, generation).read_bytes()))
     listed = {
         f"{t}/{e['file']}" for t, slots in value.get("tables", {}).items() for e in slots.values()
     }
@@ -216,6 +220,7 @@ __all__ = [
     "MANIFEST_DIR",
     "Entry",
     "Manifest",
+    "check_format",
     "current_generation",
     "generation_file",
     "generation_files",

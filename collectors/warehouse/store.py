@@ -738,26 +738,22 @@ def _collect(root: Path, current: Manifest) -> None:
     for path in folder.glob("*.json"):
         with contextlib.suppress(ValueError):
             on_disk[int(path.stem)] = path
-    read: dict[int, tuple[set[str], list[str]] | None] = {}
-
-    def files_of(g: int) -> tuple[set[str], list[str]] | None:
-        """Each generation parsed once (the oldest kept one is needed twice)."""
-        if g not in read:
-            read[g] = None
-            with contextlib.suppress(FileNotFoundError, ValueError):
-                read[g] = generation_files(root, g)
-        return read[g]
-
+    # each generation read once: the oldest kept one is needed for both what it lists and
+    # what it retired
+    files: dict[int, tuple[set[str], list[str]]] = {}
     for g in sorted(on_disk):
-        if oldest_kept <= g < current.generation and (found := files_of(g)) is not None:
-            listed |= found[0]
+        if g < current.generation or g <= oldest_kept:
+            with contextlib.suppress(FileNotFoundError, ValueError):
+                files[g] = generation_files(root, g)
+    for g, (paths, _) in files.items():
+        if oldest_kept <= g < current.generation:
+            listed |= paths
     for g in sorted(on_disk):
         if g > oldest_kept:
             continue
-        if (found := files_of(g)) is not None:
-            for rel in found[1]:
-                if rel not in listed:
-                    (root / rel).unlink(missing_ok=True)
+        for rel in files[g][1] if g in files else ():
+            if rel not in listed:
+                (root / rel).unlink(missing_ok=True)
         if g < oldest_kept:
             on_disk[g].unlink(missing_ok=True)
 
