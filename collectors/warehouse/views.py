@@ -41,8 +41,10 @@ class PendingView:
     lines the journal files (`folder/*.jsonl`, one per writing process, append-only) gained
     since the last update.
 
-    Only complete lines are taken (a line still being written is read once it ends; one cut by
-    a kill never is, as in a full read). New lines are applied in commit order. A line that
+    Lines are taken as a full read (`store.read_journal`) takes them: every line that parses,
+    the file's last one too once it parses, before its newline is written (it is read again
+    with the file's next bytes); a line still being written is read once it is whole, one cut
+    by a kill or corrupt never is. New lines are applied in commit order. A line that
     sorts before an operation already applied to the same slot (another process's clock, or a
     late flush) would change what that slot ends as: then `update` says so, and the owner
     builds a new view from the start, which sorts everything as a commit does."""
@@ -52,14 +54,20 @@ class PendingView:
         self.manifest = Manifest(base.generation, {t: dict(s) for t, s in base.tables.items()}, [])
         self._folder = folder
         self._read: dict[str, tuple[int, int]] = {}
-        """Journal file name -> (bytes, lines) taken from it so far."""
+        """Journal file name -> (bytes, lines) of its ended lines taken so far."""
+        self._tails: dict[str, bytes] = {}
+        """Journal file name -> its last line, applied before its newline was written."""
         self._last: dict[tuple[str, str], tuple[Any, str, int]] = {}
         """(table, slot) -> commit order of the operation applied to it last."""
 
     def update(self) -> list[tuple[str, str]] | None:
         """Apply what the journals gained; the (table, slot) pairs it changed, or None when a
-        new line sorts before one already applied to its slot (nothing was applied then)."""
-        new = sorted(self._new_lines(), key=lambda o: op_order(*o))
+        new line sorts before one already applied to its slot, or a line applied before its
+        newline came was not the whole line (nothing was applied then)."""
+        lines = self._new_lines()
+        if lines is None:
+            return None
+        new = sorted(lines, key=lambda o: op_order(*o))
         for op, file, line in new:
             if self._last.get((op["table"], op["slot"]), (0, "", -1)) > op_order(op, file, line):
                 return None
@@ -70,27 +78,38 @@ class PendingView:
             changed.append((op["table"], op["slot"]))
         return changed
 
-    def _new_lines(self) -> list[tuple[dict[str, Any], str, int]]:
+    def _new_lines(self) -> list[tuple[dict[str, Any], str, int]] | None:
         if not self._folder.is_dir():
             return []
         out = []
         for path in sorted(self._folder.glob("*.jsonl")):
-            taken, lines = self._read.get(path.name, (0, 0))
+            name = path.name
+            taken, lines = self._read.get(name, (0, 0))
+            tail = self._tails.pop(name, None)
             try:
-                if path.stat().st_size == taken:
+                if path.stat().st_size == taken + len(tail or b""):
+                    if tail is not None:
+                        self._tails[name] = tail
                     continue
                 with open(path, "rb") as f:
                     f.seek(taken)
                     data = f.read()
             except FileNotFoundError:
                 continue
-            end = data.rfind(b"\n") + 1  # complete lines only
+            end = data.rfind(b"\n") + 1
             whole = data[:end].split(b"\n")[:-1]
+            rest = data[end:]
+            if tail is not None and (whole[0] if whole else rest) != tail:
+                return None  # bytes followed the applied line on its line: a full read skips it
             for i, raw in enumerate(whole, start=lines):
-                if raw.strip():
+                if raw.strip() and not (tail is not None and i == lines):
                     with contextlib.suppress(ValueError):  # a corrupt line: skipped, as in full
-                        out.append((json.loads(raw), path.name, i))
-            self._read[path.name] = (taken + end, lines + len(whole))
+                        out.append((json.loads(raw), name, i))
+            self._read[name] = (taken + end, lines + len(whole))
+            if rest.strip():
+                with contextlib.suppress(ValueError):  # still being written: read again later
+                    out.append((json.loads(rest), name, lines + len(whole)))
+                    self._tails[name] = rest
         return out
 
 
