@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -26,12 +26,13 @@ from deskscore.collectors.source import Source, SourceError, read_document
 from deskscore.collectors.timestamps import parse_action_timestamp
 from deskscore.collectors.usage import (
     USAGE_FILE,
+    call_columns,
     call_key,
-    call_rows,
     file_calls,
     record_calls,
     record_timings,
 )
+from deskscore.schemas.validate import ColumnRows
 
 _BOM = b"\xef\xbb\xbf"
 _BAD = object()  # a line that went to quarantine
@@ -63,7 +64,8 @@ class EpisodeCalls(NamedTuple):
     format's episode reader returns (see `deskscore.collectors.formats`)."""
 
     read: EpisodeRead
-    llm_calls: list[dict]
+    llm_calls: Sequence[dict]
+    """A list, or a `ColumnRows` (the same rows, held as columns until read as dicts)."""
     interactions: list[dict] | None = None
     """None: the format records no exchanges, so its runs get no interactions partition."""
 
@@ -748,8 +750,8 @@ def episode_calls(
     traj_file: str,
     usage_file: str,
     keys: dict[str, str],
-) -> list[dict]:
-    """The episode's llm_calls rows, numbered.
+) -> ColumnRows:
+    """The episode's llm_calls rows, numbered, held as columns.
 
     A token_usage.json that yields calls is taken as the episode's record and traj-embedded
     usage is then not read (runners that write both would count each call twice). Traj calls
@@ -761,8 +763,8 @@ def episode_calls(
         if s["step_num"] is not None and s["action_kind"] != "error":
             first_step_idx.setdefault(s["step_num"], s["step_idx"])
     if file_usage:
-        rows = call_rows(file_usage, first_step_idx=first_step_idx, source_file=usage_file,
-                         **keys)  # fmt: skip
+        columns = call_columns(file_usage, first_step_idx=first_step_idx,
+                               source_file=usage_file, **keys)  # fmt: skip
     else:
         kept, line_nos = [], []
         seen: dict[Any, set[tuple[Any, ...]]] = {}
@@ -774,8 +776,7 @@ def episode_calls(
             seen[group].add(key)
             kept.append(call._replace(step_num=step_num))
             line_nos.append(line_no)
-        rows = call_rows(kept, first_step_idx=first_step_idx, source_file=traj_file,
-                         line_nos=line_nos, **keys)  # fmt: skip
-    for i, row in enumerate(rows):
-        row["call_idx"] = i
-    return rows
+        columns = call_columns(kept, first_step_idx=first_step_idx, source_file=traj_file,
+                               line_nos=line_nos, **keys)  # fmt: skip
+    columns["call_idx"] = list(range(len(columns["run_id"])))
+    return ColumnRows(columns)

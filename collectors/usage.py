@@ -527,7 +527,10 @@ def file_calls(data: bytes) -> tuple[list[Call], list[UsageProblem]]:
 # --------------------------------------------------------------------------- rows
 
 
-def call_rows(
+_NO_USAGE = Usage(None, None, None, None, None, None, "")
+
+
+def call_columns(
     calls: list[Call],
     *,
     run_id: str,
@@ -537,35 +540,58 @@ def call_rows(
     first_step_idx: dict[int, int],
     source_file: str,
     line_nos: list[int | None] | None = None,
-) -> list[dict[str, Any]]:
-    """llm_calls rows (call_idx unset: the episode numbers them) for one source file's calls.
+) -> dict[str, list[Any]]:
+    """llm_calls columns (call_idx unset: the episode numbers them) for one source file's
+    calls, taken from the calls in a few passes in C (`zip`), not a dict per call: a run
+    has tens of thousands of calls (see `schemas.validate.ColumnRows`).
 
     `first_step_idx` maps a turn (step_num) to the step_idx of its first step row.
     """
-    rows = []
-    for i, c in enumerate(calls):
-        u = c.usage
-        rows.append(
-            {
-                "run_id": run_id, "benchmark": benchmark, "domain": domain, "task_id": task_id,
-                "step_num": c.step_num,
-                "step_idx": first_step_idx.get(c.step_num) if c.step_num is not None else None,
-                "stage": c.stage, "stage_raw": c.stage_raw, "model": c.model,
-                "prompt_tokens": u.prompt_tokens if u else None,
-                "cached_prompt_tokens": u.cached_prompt_tokens if u else None,
-                "cache_write_tokens": u.cache_write_tokens if u else None,
-                "completion_tokens": u.completion_tokens if u else None,
-                "reasoning_tokens": u.reasoning_tokens if u else None,
-                "reasoning_in_completion": (
-                    u.reasoning_in_completion if u and u.reasoning_tokens is not None else None
-                ),
-                "latency_s": c.latency_s, "started_at": c.started_at,
-                "usage_format": c.usage_format, "source_file": source_file,
-                "line_no": line_nos[i] if line_nos is not None else None,
-                "usage_json": c.usage_json,
-            }
-        )  # fmt: skip
-    return rows
+    n = len(calls)
+    if not n:
+        return {name: [] for name in _CALL_COLUMNS}
+    stage, stage_raw, model, usage, latency, started, fmt, usage_json, step = zip(
+        *calls, strict=True
+    )
+    prompt, cached, write, completion, reasoning, in_completion, _ = zip(
+        *[u or _NO_USAGE for u in usage], strict=True
+    )
+    get = first_step_idx.get
+    return {
+        "run_id": [run_id] * n, "benchmark": [benchmark] * n, "domain": [domain] * n,
+        "task_id": [task_id] * n,
+        "step_num": list(step),
+        "step_idx": [get(s) if s is not None else None for s in step],
+        "stage": list(stage), "stage_raw": list(stage_raw), "model": list(model),
+        "prompt_tokens": list(prompt),
+        "cached_prompt_tokens": list(cached),
+        "cache_write_tokens": list(write),
+        "completion_tokens": list(completion),
+        "reasoning_tokens": list(reasoning),
+        "reasoning_in_completion": [
+            b if r is not None else None for b, r in zip(in_completion, reasoning, strict=True)
+        ],
+        "latency_s": list(latency), "started_at": list(started),
+        "usage_format": list(fmt), "source_file": [source_file] * n,
+        "line_no": list(line_nos) if line_nos is not None else [None] * n,
+        "usage_json": list(usage_json),
+    }  # fmt: skip
+
+
+_CALL_COLUMNS = (
+    "run_id", "benchmark", "domain", "task_id", "step_num", "step_idx", "stage", "stage_raw",
+    "model", "prompt_tokens", "cached_prompt_tokens", "cache_write_tokens",
+    "completion_tokens", "reasoning_tokens", "reasoning_in_completion", "latency_s",
+    "started_at", "usage_format", "source_file", "line_no", "usage_json",
+)  # fmt: skip
+
+
+def call_rows(calls: list[Call], **where: Any) -> list[dict[str, Any]]:
+    """`call_columns` (the same keywords) as one dict per call, for readers that make a few
+    calls at a time."""
+    from deskscore.schemas.validate import ColumnRows
+
+    return list(ColumnRows(call_columns(calls, **where)))
 
 
 __all__ = [
@@ -576,6 +602,7 @@ __all__ = [
     "Call",
     "Usage",
     "UsageProblem",
+    "call_columns",
     "call_key",
     "call_rows",
     "count",

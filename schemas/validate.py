@@ -5,7 +5,7 @@ pyarrow is imported inside the functions so that importing the declarations stay
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -114,20 +114,91 @@ def conform_rows(name: str, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     Missing keys become null; unknown keys are an error (a reader that invents a column is a
     bug, not data); a null in a required field raises with the offending row's key.
     """
+    rows = list(rows)
+    return _conformed(name, _columns(name, table(name).columns, rows))
+
+
+def conform_columns(name: str, columns: Mapping[str, list[Any]]) -> pa.Table:
+    """`conform_rows` for rows held as columns (a `ColumnRows`' lists, all of one length):
+    the same checks and errors, with no row built."""
+    decl = table(name)
+    unknown = set(columns) - set(decl.columns)
+    if unknown:
+        raise ValueError(f"{name}: row has columns the schema lacks: {sorted(unknown)}")
+    n = len(next(iter(columns.values()))) if columns else 0
+    return _conformed(name, {c: columns[c] if c in columns else [None] * n for c in decl.columns})
+
+
+def _conformed(name: str, columns: dict[str, list[Any]]) -> pa.Table:
     import pyarrow as pa
 
     pyarrow_without_pandas()
     decl = table(name)
     schema = arrow_schema(name)
-    rows = list(rows)
-    columns = _columns(name, decl.columns, rows)
     for f in decl.fields:
         if f.required and None in columns[f.name]:
-            bad = next(i for i, v in enumerate(columns[f.name]) if v is None)
-            key = {k: rows[bad].get(k) for k in decl.key}
+            bad = columns[f.name].index(None)
+            key = {k: columns[k][bad] for k in decl.key}
             raise ValueError(f"{name}: required field {f.name!r} is null in row {key}")
     arrays = [pa.array(columns[f.name], type=schema.field(f.name).type) for f in decl.fields]
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+class ColumnRows(Sequence[dict[str, Any]]):
+    """Rows of one table held as one list per column, as a reader that makes many rows at a
+    time builds them (a run's tens of thousands of model calls): ingest turns the lists into
+    Arrow arrays directly (`conform_columns`), with no dict per row to build and then take
+    apart again, which cost more than the arrays themselves.
+
+    Read as a sequence it is the rows, each a dict, so every caller of a reader sees what it
+    always saw. The first such read builds the dicts once and drops the columns (`columns`
+    is then None): a caller may change those dicts, and they are what the rows are from then
+    on."""
+
+    __slots__ = ("_columns", "_n", "_rows")
+
+    def __init__(self, columns: dict[str, list[Any]]) -> None:
+        lengths = {len(v) for v in columns.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"columns of different lengths: {sorted(lengths)}")
+        self._columns: dict[str, list[Any]] | None = columns
+        self._n = lengths.pop() if lengths else 0
+        self._rows: list[dict[str, Any]] | None = None
+
+    @property
+    def columns(self) -> dict[str, list[Any]] | None:
+        """The columns, until a row has been read as a dict."""
+        return self._columns
+
+    def _materialised(self) -> list[dict[str, Any]]:
+        if self._rows is None:
+            columns = self._columns or {}
+            names = tuple(columns)
+            self._rows = [
+                dict(zip(names, values, strict=True))
+                for values in zip(*columns.values(), strict=True)
+            ]
+            self._columns = None
+        return self._rows
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._materialised()[i]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._materialised())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ColumnRows({self._materialised()!r})"
 
 
 def _columns(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import apache_beam as beam
 
-from deskscore.pipelines.infra.memory import release
+from deskscore.pipelines.infra.memory import released
 
 if TYPE_CHECKING:
     from deskscore.pipelines.stages.base import Stage
@@ -30,9 +30,7 @@ class StageFn(beam.DoFn):
         self.stage.setup()
 
     def process(self, element: Any) -> Iterator[Any]:
-        outputs = list(self.stage.process(element))
-        release()
-        yield from outputs
+        yield from released(self.stage.process, element)
 
     def teardown(self) -> None:
         self.stage.teardown()

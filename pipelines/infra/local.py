@@ -31,12 +31,11 @@ _set_up: dict[str, Sequence[Any]] = {}
 def through(stages: Sequence[Any], element: Any) -> list[Any]:
     """One element through every stage in turn, its memory given back after each; what the
     last stage yielded."""
-    from deskscore.pipelines.infra.memory import release
+    from deskscore.pipelines.infra.memory import released
 
     current = [element]
     for stage in stages:
-        current = [o for e in current for o in stage.process(e)]
-        release()
+        current = [o for e in current for o in released(stage.process, e)]
     return current
 
 

@@ -10,11 +10,10 @@ elsewhere). Both take a few milliseconds, against the hundreds a run costs.
 
 from __future__ import annotations
 
-import functools
 import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from functools import cache
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -83,14 +82,9 @@ def release() -> None:
         trim(0)  # type: ignore[operator]
 
 
-def per_run(process: Callable[..., Iterator[T]]) -> Callable[..., Iterator[T]]:
-    """Decorate a per-run DoFn.process: run it to the end, give its memory back, then emit
-    its outputs (a few file paths, so holding them is free)."""
-
-    @functools.wraps(process)
-    def wrapper(self: object, *args: object, **kwargs: object) -> Iterator[T]:
-        outputs = list(process(self, *args, **kwargs))
-        release()
-        yield from outputs
-
-    return wrapper
+def released(process: Callable[[Any], Iterable[T]], element: Any) -> list[T]:
+    """Run one element through a stage to the end, then give its memory back (`release`);
+    its outputs (a few file paths or small records) are returned whole, after."""
+    outputs = list(process(element))
+    release()
+    return outputs

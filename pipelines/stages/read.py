@@ -36,8 +36,9 @@ class RunRead(NamedTuple):
 
 
 CHUNK_ROWS = 4096
-"""Rows a table keeps as Python dicts before they become an Arrow chunk: a run's rows are
-held as columns (a tenth of the memory of dicts), never all at once as dicts."""
+"""Rows a table keeps as Python dicts (or lists, see `schemas.validate.ColumnRows`) before
+they become an Arrow chunk: a run's rows are held as Arrow columns (a tenth of the memory of
+dicts), never all at once as Python objects."""
 
 
 class RunColumns:
@@ -49,6 +50,10 @@ class RunColumns:
 
     def __init__(self) -> None:
         self._rows: dict[str, list[dict[str, Any]]] = {t: [] for t in self.TABLES}
+        self._columns: dict[str, dict[str, list[Any]]] = {t: {} for t in self.TABLES}
+        """Rows that came as columns (`ColumnRows`), kept as columns; a table buffers rows
+        of one kind at a time, so its chunks stay in episode order."""
+        self._pending: dict[str, int] = dict.fromkeys(self.TABLES, 0)
         self._chunks: dict[str, list[Any]] = {t: [] for t in self.TABLES}
         self._spans: dict[str, list[int]] = {t: [] for t in self.TABLES}
         self._keys: list[tuple[Any, ...]] = []
@@ -75,9 +80,23 @@ class RunColumns:
         self.quarantine.extend(read.quarantine)
         for name, rows in parts.items():
             self._spans[name].append(len(rows))
-            buffer = self._rows[name]
-            buffer.extend(rows)
-            if len(buffer) >= CHUNK_ROWS:
+            columns = getattr(rows, "columns", None)
+            if columns is not None:
+                held = self._columns[name]
+                if self._rows[name] or (held and held.keys() != columns.keys()):
+                    self._flush(name)
+                    held = self._columns[name]
+                if held:
+                    for key, values in columns.items():
+                        held[key].extend(values)
+                else:
+                    self._columns[name] = {key: list(values) for key, values in columns.items()}
+            else:
+                if self._columns[name]:
+                    self._flush(name)
+                self._rows[name].extend(rows)
+            self._pending[name] += len(rows)
+            if self._pending[name] >= CHUNK_ROWS:
                 self._flush(name)
 
     @property
@@ -85,11 +104,15 @@ class RunColumns:
         return len(self._keys)
 
     def _flush(self, name: str) -> None:
-        from deskscore.schemas.validate import conform_rows
+        from deskscore.schemas.validate import conform_columns, conform_rows
 
         if self._rows[name]:
             self._chunks[name].append(conform_rows(name, self._rows[name]))
             self._rows[name] = []
+        if self._columns[name]:
+            self._chunks[name].append(conform_columns(name, self._columns[name]))
+            self._columns[name] = {}
+        self._pending[name] = 0
 
     def tables(self) -> dict[str, Any]:
         """Every table's rows in episode order (interactions only when the format records

@@ -15,8 +15,15 @@ from deskscore.collectors.layout import discover
 from deskscore.collectors.osworld import EpisodeCalls, read_episode, read_episode_calls
 from deskscore.collectors.source import open_source
 from deskscore.collectors.synthetic import load_profiles, write_run
-from deskscore.collectors.usage import file_calls, normalise_stage, parse_usage, record_calls
+from deskscore.collectors.usage import (
+    call_columns,
+    file_calls,
+    normalise_stage,
+    parse_usage,
+    record_calls,
+)
 from deskscore.schemas import conform_rows
+from deskscore.schemas.validate import conform_columns
 
 TASK = "0a1b2c3d-1111-4222-8333-444455556666"
 
@@ -329,6 +336,75 @@ def test_agent_s3_token_usage_json_gives_one_call_per_entry_and_skips_the_totals
     # the file is the episode's record: the traj's model_usage is not counted a second time
     assert {c["source_file"] for c in calls} == {f"chrome/{TASK}/token_usage.json"}
     assert sum(c["prompt_tokens"] for c in calls) == doc["total"]["prompt_tokens"]
+
+
+def _one_dict_per_call(calls: list, first_step_idx: dict, **keys: object) -> list[dict]:
+    """The llm_calls rows as a dict per call, field by field from each Call: the rule the
+    columns must keep."""
+    rows = []
+    for c in calls:
+        u = c.usage
+        rows.append({
+            **keys, "step_num": c.step_num,
+            "step_idx": first_step_idx.get(c.step_num) if c.step_num is not None else None,
+            "stage": c.stage, "stage_raw": c.stage_raw, "model": c.model,
+            "prompt_tokens": u.prompt_tokens if u else None,
+            "cached_prompt_tokens": u.cached_prompt_tokens if u else None,
+            "cache_write_tokens": u.cache_write_tokens if u else None,
+            "completion_tokens": u.completion_tokens if u else None,
+            "reasoning_tokens": u.reasoning_tokens if u else None,
+            "reasoning_in_completion": (
+                u.reasoning_in_completion if u and u.reasoning_tokens is not None else None
+            ),
+            "latency_s": c.latency_s, "started_at": c.started_at,
+            "usage_format": c.usage_format, "line_no": None, "usage_json": c.usage_json,
+        })  # fmt: skip
+    return rows
+
+
+def test_a_files_calls_become_columns_holding_what_a_dict_per_call_holds() -> None:
+    entries = [*S3_CALLS, {"module": "executor", "latency_s": 1.5},  # latency, no usage
+               {"step": 3, "usage": {"input_tokens": 7, "output_tokens": 2}},
+               {"step": 9, "model": "m", "usage": {"prompt_tokens": 4, "completion_tokens": 1,
+                "completion_tokens_details": {"reasoning_tokens": None}}}]  # fmt: skip
+    calls, problems = file_calls(json.dumps({"calls": entries}).encode())
+    assert not problems and len(calls) == len(entries)
+    keys = {"run_id": "r", "benchmark": "osworld", "domain": "chrome", "task_id": TASK,
+            "source_file": "f"}  # fmt: skip
+    first = {1: 0, 2: 3}
+    columns = call_columns(calls, first_step_idx=first, **keys)
+    columns["call_idx"] = list(range(len(calls)))
+    rows = [{**r, "call_idx": i} for i, r in enumerate(_one_dict_per_call(calls, first, **keys))]
+    assert (
+        conform_columns("llm_calls", columns).to_pylist()
+        == conform_rows("llm_calls", rows).to_pylist()
+    )
+    assert columns["step_idx"] == [0, 0, 3, None, None, None]
+    assert columns["reasoning_in_completion"] == [True, None, None, None, None, None]
+    assert call_columns([], first_step_idx={}, **keys)["usage_json"] == []
+
+
+def test_an_episodes_calls_come_as_columns_until_read_as_rows(tmp_path: Path) -> None:
+    """A task folder's calls reach ingest as columns (no dict per call); read as a list they
+    are the numbered rows they always were, whether from the usage file or the traj."""
+    doc = {"calls": S3_CALLS}
+    out = read_task(tmp_path / "file", [line(1, "20250601@100006")],
+                    {"token_usage.json": json.dumps(doc)})  # fmt: skip
+    mu = {"model_time": 9.0, "prompt_tokens": 5, "completion_tokens": 1}
+    traj = read_task(tmp_path / "traj", [line(1, "20250601@100006", model_usage=mu),
+                                         line(2, "20250601@100012", model_usage=mu)])  # fmt: skip
+    for folder, got, n, source in ((tmp_path / "file", out, 3, "token_usage.json"),
+                                   (tmp_path / "traj", traj, 2, "traj.jsonl")):  # fmt: skip
+        src = open_source(str(folder / "run"))
+        [run] = discover(src.files(), None)
+        fresh = read_episode_calls(src, run, run.tasks[0], run_id="r", benchmark="osworld")
+        assert fresh.llm_calls.columns is not None
+        assert conform_columns("llm_calls", fresh.llm_calls.columns).equals(
+            conform_rows("llm_calls", list(got.llm_calls))
+        )
+        assert [c["call_idx"] for c in got.llm_calls] == list(range(n))
+        assert {c["source_file"] for c in got.llm_calls} == {f"chrome/{TASK}/{source}"}
+    assert [c["line_no"] for c in traj.llm_calls] == [1, 2]
 
 
 def test_token_usage_keyed_by_stage_or_by_model_is_read_too() -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from deskscore.schemas import SCHEMA_VERSION, TABLES, arrow_schema, conform_rows
+from deskscore.schemas.validate import ColumnRows, conform_columns
 from deskscore.scorers import metrics  # noqa: F401  (fills the score tables' metric columns)
 
 
@@ -88,6 +89,49 @@ def test_conform_rows_rejects_a_stranger_among_as_many_keys() -> None:
     row["excerptt"] = "typo"
     with pytest.raises(ValueError, match=r"columns the schema lacks: \['excerptt'\]"):
         conform_rows("quarantine", [_full_quarantine_row(), row])
+
+
+def _as_columns(rows: list[dict[str, object]]) -> dict[str, list[object]]:
+    return {k: [r.get(k) for r in rows] for k in rows[0]}
+
+
+def test_rows_held_as_columns_conform_to_the_same_table_as_the_rows() -> None:
+    rows = [_full_quarantine_row(line_no=i, excerpt=None if i % 2 else f"e{i}") for i in range(7)]
+    assert conform_columns("quarantine", _as_columns(rows)).equals(conform_rows("quarantine", rows))
+    short = [{k: v for k, v in r.items() if k != "excerpt"} for r in rows]
+    assert conform_columns("quarantine", _as_columns(short)).equals(
+        conform_rows("quarantine", short)
+    )  # a missing column is null, as a missing key is
+    assert conform_columns("quarantine", {}).num_rows == 0
+
+
+def test_rows_held_as_columns_are_refused_for_the_same_faults_with_the_same_words() -> None:
+    invented = _as_columns([_full_quarantine_row(excerptt="typo")])
+    with pytest.raises(ValueError, match=r"columns the schema lacks: \['excerptt'\]"):
+        conform_columns("quarantine", invented)
+    rows = [_full_quarantine_row(line_no=1), _full_quarantine_row(line_no=2, source=None)]
+    with pytest.raises(ValueError) as by_rows:
+        conform_rows("quarantine", rows)
+    with pytest.raises(ValueError) as by_columns:
+        conform_columns("quarantine", _as_columns(rows))
+    assert str(by_columns.value) == str(by_rows.value)
+    assert "required field 'source' is null in row" in str(by_rows.value)
+
+
+def test_column_rows_read_as_the_rows_they_hold_and_then_are_those_rows() -> None:
+    rows = [_full_quarantine_row(line_no=i) for i in range(3)]
+    held = ColumnRows(_as_columns(rows))
+    assert len(held) == 3 and held.columns is not None  # nothing built yet
+    assert held == rows and rows == held and held != rows[:2] and held != "abc"
+    assert held.columns is None  # read as dicts: the dicts are the rows from now on
+    held[1]["reason"] = "changed"
+    assert [r["reason"] for r in held] == ["x", "changed", "x"]
+    [first, *_] = held
+    assert first == rows[0]
+    assert repr(ColumnRows({"a": [1]})) == "ColumnRows([{'a': 1}])"
+    assert ColumnRows({}) == [] and len(ColumnRows({})) == 0
+    with pytest.raises(ValueError, match="different lengths"):
+        ColumnRows({"a": [1, 2], "b": [1]})
 
 
 def test_building_arrays_does_not_import_pandas(fresh_python) -> None:

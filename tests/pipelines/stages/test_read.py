@@ -10,7 +10,7 @@ import deskscore.scorers.metrics  # noqa: F401  (declares the score tables' colu
 from deskscore.collectors.osworld import EpisodeCalls, EpisodeRead
 from deskscore.pipelines.stages import read
 from deskscore.pipelines.stages.read import RunColumns
-from deskscore.schemas.validate import conform_rows
+from deskscore.schemas.validate import ColumnRows, conform_rows
 
 
 def _episode(domain: str, task: str, n_steps: int) -> EpisodeCalls:
@@ -27,7 +27,7 @@ def _episode(domain: str, task: str, n_steps: int) -> EpisodeCalls:
     ]  # fmt: skip
     calls = [
         {**base, "call_idx": i, "stage": "planning", "usage_format": "openai",
-         "source_file": "traj.jsonl"}
+         "source_file": "traj.jsonl", "model": f"m{i}"}
         for i in range(n_steps // 2)
     ]  # fmt: skip
     return EpisodeCalls(EpisodeRead(episode, steps, [], actions=[]), calls)
@@ -68,6 +68,40 @@ def test_episodes_in_order_need_no_reordering_and_match_the_row_path() -> None:
         "a-0", "a-1", "b-0", "b-1", "b-2", "b-3", "b-4", "a-0"
     ]  # fmt: skip
     assert tables["steps"].equals(_rows("steps", episodes))
+
+
+def _held_as_columns(episode: EpisodeCalls, drop: str | None = None) -> EpisodeCalls:
+    """The episode with its calls as a reader that makes many calls gives them (columns),
+    optionally without one column."""
+    names = [k for k in episode.llm_calls[0] if k != drop] if episode.llm_calls else []
+    columns = {k: [r[k] for r in episode.llm_calls] for k in names}
+    return episode._replace(llm_calls=ColumnRows(columns))
+
+
+def test_calls_held_as_columns_give_the_table_calls_held_as_rows_give(monkeypatch) -> None:
+    """Episodes whose calls come as columns, as rows, as columns already read as rows, and
+    as columns lacking a column, mixed and out of order across chunk borders: the same
+    llm_calls table as when every call was a row, in episode order."""
+    monkeypatch.setattr(read, "CHUNK_ROWS", 5)
+    plain = [_episode("os", "b", 8), _episode("chrome", "z", 6), _episode("os", "a", 0),
+             _episode("chrome", "c", 14), _episode("gimp", "q", 4), _episode("gimp", "a", 10),
+             _episode("vlc", "x", 6)]  # fmt: skip
+    mixed = [_held_as_columns(plain[0]), plain[1], _held_as_columns(plain[2]),
+             _held_as_columns(plain[3]), _held_as_columns(plain[4], drop="model"),
+             _held_as_columns(plain[5]), _held_as_columns(plain[6])]  # fmt: skip
+    assert list(mixed[6].llm_calls)  # read as dicts before ingest takes it
+    assert mixed[6].llm_calls.columns is None and mixed[5].llm_calls.columns is not None
+    columns = RunColumns()
+    for e in mixed:
+        columns.add(e)
+    assert all(e.llm_calls.columns is not None for e in mixed[2:6])  # taken as columns
+    got = columns.tables()["llm_calls"]
+    expected = _rows("llm_calls", plain).to_pylist()
+    for row in expected:  # the episode whose calls lacked `model` has it null
+        if (row["domain"], row["task_id"]) == ("gimp", "q"):
+            row["model"] = None
+    assert got.to_pylist() == expected
+    assert got.schema == _rows("llm_calls", plain).schema
 
 
 def test_a_run_without_episodes_has_empty_typed_tables() -> None:
