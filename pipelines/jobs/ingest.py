@@ -292,10 +292,10 @@ def _ingest(
         figures = _figures(wh, _distinct([w.partition for w in work] + sources))
         compacted = 0
         if options.compact:
-            # Packed here once the workers have exited: two processes packing side by side
-            # held ~200 MB more at the end of an ingest (its peak) and saved no time.
+            # Packed once the workers have exited, by threads of this process (see
+            # compaction): two processes packing side by side held ~200 MB more.
             pool.close()
-            packing = compact_tables(wh)
+            packing = compact_tables(wh, threads=1 if engine == "direct" else pool.workers)
             compacted = sum(c.files_in for c in packing)
     return IngestResult(
         plan,
