@@ -265,7 +265,8 @@ def run_score(options: ScoreOptions) -> ScoreResult:
     Runs whose inputs are unchanged since they were last scored this way are skipped (see
     `score_inputs`) unless `options.force`; afterwards small files are packed. Raises
     PriceError for a bad price file, before anything is written."""
-    from deskscore.pipelines.infra.runner import run_stages
+    from deskscore.pipelines.infra.runner import local_workers, run_stages
+    from deskscore.pipelines.jobs.compaction import compact_tables
     from deskscore.pipelines.jobs.score_inputs import inputs_digests, record, stale
     from deskscore.pipelines.jobs.task_facts import ensure_deskcraft_tasks, uses_deskcraft_tasks
     from deskscore.pipelines.stages.base import run_keys
@@ -304,8 +305,9 @@ def run_score(options: ScoreOptions) -> ScoreResult:
         trial_groups = groups.run(k.partition["run_id"] for k in todo)
         record(wh, todo, digests, options.config)
         figures = _figures(wh, todo, options)
-        if options.compact:
-            wh.compact()
+        if options.compact:  # the workers have exited: their cores pack (see compaction)
+            threads = 1 if engine == "direct" else local_workers(len(todo), options.workers)
+            compact_tables(wh, threads=threads)
     return ScoreResult(
         runs_scored=len(todo),
         runs_unchanged=skipped,
