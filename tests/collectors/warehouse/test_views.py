@@ -139,16 +139,22 @@ def test_a_new_generation_is_read_again_with_the_journal_on_top(tmp_path) -> Non
     _same_view(wh, tmp_path)
 
 
+def _unended_put(root: Path) -> tuple[Warehouse, Path]:
+    """A view over a journal whose only line, a put replacing the committed slot, is whole
+    but its newline not yet written; it is taken, as a commit would take it."""
+    commit(root, [json.loads(_line("quarantine", "r1", "data", True, 0, "base.parquet"))])
+    path = _journal(root) / "a.jsonl"
+    wh = Warehouse(root, JOB, pending=True)
+    path.write_text(_line("quarantine", "r1", "data", True, 1, "new.parquet")[:-1])
+    assert wh.manifest().tables["quarantine"][_slot("r1", "data")].file == "new.parquet"
+    _same_view(wh, root)
+    return wh, path
+
+
 def test_a_last_line_whose_newline_is_not_written_yet_is_taken_as_a_commit_takes_it(
     tmp_path,
 ) -> None:
-    commit(tmp_path, [json.loads(_line("quarantine", "r1", "data", True, 0, "base.parquet"))])
-    path = _journal(tmp_path) / "a.jsonl"
-    wh = Warehouse(tmp_path, JOB, pending=True)
-    put = _line("quarantine", "r1", "data", True, 1, "new.parquet")
-    path.write_text(put[:-1])  # the whole object, its newline not yet written
-    assert wh.manifest().tables["quarantine"][_slot("r1", "data")].file == "new.parquet"
-    _same_view(wh, tmp_path)
+    wh, path = _unended_put(tmp_path)
     with open(path, "a") as f:  # the newline, then a line deleting the slot
         f.write("\n" + _line("quarantine", "r1", "data", False, 2, ""))
     assert _slot("r1", "data") not in wh.manifest().tables["quarantine"]
@@ -158,11 +164,7 @@ def test_a_last_line_whose_newline_is_not_written_yet_is_taken_as_a_commit_takes
 def test_a_last_line_that_bytes_follow_on_its_line_is_dropped_as_a_commit_drops_it(
     tmp_path,
 ) -> None:
-    commit(tmp_path, [json.loads(_line("quarantine", "r1", "data", True, 0, "base.parquet"))])
-    path = _journal(tmp_path) / "a.jsonl"
-    wh = Warehouse(tmp_path, JOB, pending=True)
-    path.write_text(_line("quarantine", "r1", "data", True, 1, "new.parquet")[:-1])
-    assert wh.manifest().tables["quarantine"][_slot("r1", "data")].file == "new.parquet"
+    wh, path = _unended_put(tmp_path)
     with open(path, "a") as f:  # corrupt: the line goes on after its object
         f.write("garbage\n")
     assert wh.manifest().tables["quarantine"][_slot("r1", "data")].file == "base.parquet"
