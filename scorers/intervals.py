@@ -90,15 +90,18 @@ def _seeded_draws(
     }
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=3)
 def _kept_counts(
     n: int, strata: tuple[str, ...], n_resamples: int, seed: int
 ) -> dict[str, np.ndarray]:
     """The draws of both methods, kept for the next call with the same arguments: seeded
     draws depend on nothing else, and every run of a benchmark resamples the same human task
-    set, and its episodes twice (figures, then costs). Kept read-only as 16-bit counts (a
-    unit is drawn at most n <= _KEPT_CELLS times): two entries hold at most 8 MB, where
-    float64 would hold 12 MB already at 1,000 resamples of 369 tasks, in every worker."""
+    set, and its episodes twice (figures, then costs). Three entries: runs whose episodes
+    differ (a task missing here or there) each bring their own, and with two the human set's
+    was pushed out by every run and drawn again (15 draws for 10 such runs, 11 ms each, where
+    three entries draw 11). Kept read-only as 16-bit counts (a unit is drawn at most
+    n <= _KEPT_CELLS times): three entries hold at most 12 MB, where float64 would hold 12 MB
+    already at 1,000 resamples of 369 tasks, in every worker."""
     kept = {}
     for method, weights in _seeded_draws(n, strata, n_resamples, seed).items():
         counts = weights.astype(np.uint32 if n >= 2**16 else np.uint16)

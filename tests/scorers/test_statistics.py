@@ -135,6 +135,22 @@ def test_kept_draws_are_the_fresh_ones_and_read_only() -> None:
     assert np.array_equal(other[intervals.BOOTSTRAP_DOMAIN], resample_weights(6, 50, 3, ["a"] * 6))
 
 
+def test_the_human_sets_draws_stay_kept_while_each_run_brings_its_own_episodes() -> None:
+    """Runs whose episodes differ (a task missing here or there) resample the human task set,
+    then their episodes twice: the human set is drawn once for all of them."""
+    from deskscore.scorers import intervals
+
+    intervals._kept_counts.cache_clear()
+    human = ["a", "a", "b", "c", "c", "c"]
+    for missing in range(5):  # five runs, each without one of the human set's tasks
+        episodes = human[:missing] + human[missing + 1 :]
+        intervals._draws(5, episodes, 50, 3)
+        intervals._draws(6, human, 50, 3)
+        intervals._draws(5, episodes, 50, 3)
+    distinct = {tuple(human[:m] + human[m + 1 :]) for m in range(5)}
+    assert intervals._kept_counts.cache_info().misses == len(distinct) + 1
+
+
 def test_draws_of_a_large_set_are_exact_and_not_kept() -> None:
     """A set whose draws would hold more than _KEPT_CELLS counts is drawn every time; one
     with more units than 16-bit counts hold is kept in 32 bits."""
