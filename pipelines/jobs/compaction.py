@@ -59,19 +59,19 @@ def compact_tables(
     `threads` threads of this process (see the module doc)."""
     from deskscore.schemas import TABLES
 
-    processes = pool is not None and pool.workers > 1
-    if wh.job is None or not (processes or threads > 1):
+    if wh.job is None:
         return wh.compact()
     names = sorted(TABLES, key=lambda n: (_order(n), n))
     remote = functools.partial(_compact_table, root=str(wh.root), job=wh.job)
-    if processes:
-        assert pool is not None
+    if pool is not None and pool.workers > 1:
         done: list[Any] = pool.map(remote, names, functools.partial(_compact_one, wh))
-    else:
+    elif threads > 1:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(threads) as threaded:
             done = list(threaded.map(remote, names))
+    else:
+        return wh.compact()
     return [c for table in done for c in table]
 
 
