@@ -249,8 +249,12 @@ def metric_scores(value: Any) -> tuple[dict | None, str | None]:
                 return None, f"metric {i}: func is not a name"
         if isinstance(score, bool) or not isinstance(score, int | float):
             return None, f"metric {i}: score {score!r} is not a number"
-        if not math.isfinite(score):
-            return None, f"metric {i}: score {score!r} is not finite"
+        try:
+            finite = math.isfinite(score)
+        except OverflowError:  # an integer beyond a float's range
+            finite = False
+        if not finite:
+            return None, f"metric {i}: score {str(score)[:40]} is not finite"
         out.append({"func": func, "score": float(score)})
     return {"conj": conj, "metrics": out}, None
 

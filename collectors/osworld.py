@@ -26,9 +26,10 @@ from deskscore.collectors.source import Source, SourceError, read_document
 from deskscore.collectors.timestamps import parse_action_timestamp
 from deskscore.collectors.usage import (
     USAGE_FILE,
+    CallColumns,
     call_columns,
     call_key,
-    file_calls,
+    file_call_columns,
     record_calls,
     record_timings,
 )
@@ -722,16 +723,17 @@ _USAGE_TODO = "the rest of the file is read; fix the entry and re-ingest to coun
 
 def _read_usage_file(
     source: Source, base: str, files: tuple[str, ...], q: QuarantineRows
-) -> list[Any] | None:
-    """The calls of the task folder's token_usage.json (None without one); what cannot be
-    read is quarantined, in light reads too, so both reads quarantine the same items."""
+) -> CallColumns | list[Any] | None:
+    """The calls of the task folder's token_usage.json (None without one), as columns when
+    the file is in the common form; what cannot be read is quarantined, in light reads too,
+    so both reads quarantine the same items."""
     if USAGE_FILE not in files:
         return None
     path = base + USAGE_FILE
     data = _read(source, path, q)
     if data is None:
         return []
-    calls, problems = file_calls(data)
+    calls, problems = file_call_columns(data)
     for p in problems:
         todo = (
             "no call of this file is counted; fix it and re-ingest"
@@ -745,7 +747,7 @@ def _read_usage_file(
 def episode_calls(
     steps: list[dict],
     traj_calls: list[tuple[Any, int | None, int]],
-    file_usage: list[Any] | None,
+    file_usage: CallColumns | list[Any] | None,
     *,
     traj_file: str,
     usage_file: str,

@@ -342,9 +342,10 @@ def _find(obj: Any, keys: tuple[str, ...], text_first: bool = False) -> tuple[st
 
 def _stamp(value: Any) -> Any:
     """A timestamp as read_steps parses it: strings as given, epoch seconds as ISO (UTC)."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        try:
-            return datetime.fromtimestamp(value, UTC).replace(tzinfo=None).isoformat()
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:  # an integer beyond a float's range makes isfinite raise too
+            if math.isfinite(value):
+                return datetime.fromtimestamp(value, UTC).replace(tzinfo=None).isoformat()
         except (OverflowError, OSError, ValueError):
             return value
     return value

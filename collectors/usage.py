@@ -44,6 +44,7 @@ import json
 import math
 import re
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 import orjson
@@ -161,8 +162,21 @@ def count(value: Any) -> int | None:
 
 def seconds(value: Any) -> float | None:
     """A duration in seconds: a finite non-negative number; anything else None."""
-    if type(value) in (int, float) and math.isfinite(value) and value >= 0:
-        return float(value)
+    v = _real(value)
+    return v if v is not None and v >= 0 else None
+
+
+def _real(value: Any) -> float | None:
+    """An int or float (not a bool) as a finite float; anything else None, an integer
+    beyond a float's range too (`math.isfinite` raises on one: a usage file holding one
+    made `deskscore ingest` fail with a traceback)."""
+    if type(value) is float:
+        return value if math.isfinite(value) else None
+    if type(value) is int:
+        try:
+            return float(value)
+        except OverflowError:
+            return None
     return None
 
 
@@ -293,8 +307,9 @@ def parse_time(value: Any) -> datetime | None:
         if text.endswith("Z"):
             text = text[:-1] + "+00:00"
         return parse_action_timestamp(text)
-    if type(value) in (int, float) and math.isfinite(value) and value > 0:
-        secs = value / 1000.0 if value > 1e11 else float(value)
+    real = _real(value)
+    if real is not None and real > 0:
+        secs = real / 1000.0 if real > 1e11 else real
         try:
             return datetime.fromtimestamp(secs, UTC).replace(tzinfo=None)
         except (OverflowError, OSError, ValueError):
@@ -502,11 +517,30 @@ def _load(data: bytes) -> Any:
 
 def file_calls(data: bytes) -> tuple[list[Call], list[UsageProblem]]:
     """The calls of a token_usage.json file, and what in it could not be read."""
+    doc, problems = _document(data)
+    return ([], problems) if problems else _entry_calls(doc)
+
+
+def file_call_columns(data: bytes) -> tuple[CallColumns | list[Call], list[UsageProblem]]:
+    """`file_calls`, as columns when the file is in the common form (`_entry_columns`): the
+    same calls, read without a Call per entry; otherwise as `file_calls` gives them."""
+    doc, problems = _document(data)
+    if problems:
+        return [], problems
+    entries = _listed(doc)
+    columns = _entry_columns(entries) if entries else None
+    return (columns, []) if columns is not None else _entry_calls(doc)
+
+
+def _document(data: bytes) -> tuple[Any, list[UsageProblem]]:
     try:
-        doc = _load(data)
+        return _load(data), []
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         text = data[:200].decode("utf-8", "backslashreplace")
-        return [], [UsageProblem("invalid_json", f"{USAGE_FILE} is not valid JSON ({e})", text)]
+        return None, [UsageProblem("invalid_json", f"{USAGE_FILE} is not valid JSON ({e})", text)]
+
+
+def _entry_calls(doc: Any) -> tuple[list[Call], list[UsageProblem]]:
     calls: list[Call] = []
     problems: list[UsageProblem] = []
     for i, (entry, stage, model) in enumerate(_entries(doc)):
@@ -524,6 +558,129 @@ def file_calls(data: bytes) -> tuple[list[Call], list[UsageProblem]]:
     return calls, problems
 
 
+class CallColumns(NamedTuple):
+    """Calls held as one list per Call and Usage field (what `call_columns` takes apart from
+    Call tuples), for a file whose tens of thousands of entries are read a column at a time.
+    Only made for at least one call."""
+
+    stage: list[str]
+    stage_raw: list[str | None]
+    model: list[str | None]
+    latency_s: list[float | None]
+    started_at: list[datetime | None]
+    usage_format: list[str]
+    usage_json: list[str]
+    step_num: list[int | None]
+    prompt_tokens: list[int | None]
+    cached_prompt_tokens: list[int | None]
+    cache_write_tokens: list[int | None]
+    completion_tokens: list[int | None]
+    reasoning_tokens: list[int | None]
+    reasoning_in_completion: list[bool | None]
+
+
+class _NotCommon(Exception):
+    """An entry list `_entry_columns` does not read (`_entry_call` reads it, entry by entry)."""
+
+
+_USAGE_KEYS = ("usage", "token_usage", "usage_metadata", "tokens")
+"""Entry keys that may hold the entry's usage object, in the order `_entry_call` tries them."""
+_NOT_CHAT = frozenset(
+    ("prompt_token_count", "candidates_token_count", "promptTokenCount", "candidatesTokenCount",
+     "input_tokens_cache_read", "input_tokens_cache_write", "cache_read_input_tokens",
+     "cache_creation_input_tokens")
+)  # fmt: skip
+"""Keys that make `parse_usage` read an object as another provider's before OpenAI Chat's."""
+
+
+def _listed(doc: Any) -> list | None:
+    """The entries of a document that lists them (`_entries` gives them no stage or model
+    hint), else None."""
+    if isinstance(doc, list):
+        return doc
+    if isinstance(doc, dict):
+        for key in _LIST_KEYS:
+            if isinstance(doc.get(key), list):
+                return doc[key]
+    return None
+
+
+def _entry_columns(entries: list) -> CallColumns | None:
+    """The calls of `entries` as columns, when every entry is a dict with the same keys whose
+    usage object is OpenAI Chat usage (how Agent S-style runners write token_usage.json);
+    None for any other list. Each column holds exactly what `_entry_call` gives entry by entry:
+    its value comes from the first of the keys `_entry_call` tries that the entries hold, with
+    the same conversion, and a list where that key would not decide every entry is declined.
+    Whole columns are checked at once (a column of non-negative ints is already its counts),
+    so most values are never looked at one by one in Python."""
+    if set(map(type, entries)) != {dict}:
+        return None
+    shapes = set(map(tuple, entries))
+    if len(shapes) != 1:
+        return None
+    keys = set(shapes.pop())
+    try:
+        usages = _column(entries, keys, _USAGE_KEYS, None)
+        if usages is None or set(map(type, usages)) != {dict}:
+            return None
+        for shape in set(map(frozenset, usages)):
+            if shape & _NOT_CHAT or not {"prompt_tokens", "completion_tokens"} & shape:
+                return None
+        stage_raw = _column(entries, keys, _STAGE_KEYS, _str)
+        model = _column(entries, keys, _MODEL_KEYS, _str)
+        latency = _column(entries, keys, _LATENCY_S + _LATENCY_MS, seconds)
+        if latency is not None and not keys & set(_LATENCY_S):  # milliseconds
+            latency = [v / 1000.0 if v is not None else None for v in latency]
+        started = _column(entries, keys, _STARTED, parse_time)
+        step = _column(entries, keys, _STEP_KEYS, _counts)
+    except _NotCommon:
+        return None
+    n = len(entries)
+    stages = {raw: normalise_stage(raw) for raw in set(stage_raw or [None])}
+    get = dict.get
+    return CallColumns(
+        stage=[stages[raw] for raw in stage_raw] if stage_raw else [stages[None]] * n,
+        stage_raw=stage_raw or [None] * n,
+        model=model or [None] * n,
+        latency_s=latency or [None] * n,
+        started_at=started or [None] * n,
+        usage_format=["openai.chat"] * n,
+        usage_json=list(map(_dumps, usages)),
+        step_num=step or [None] * n,
+        prompt_tokens=_counts([get(u, "prompt_tokens") for u in usages]),
+        cached_prompt_tokens=_counts([_sub(u, "prompt_tokens_details", "cached_tokens") for u in usages]),
+        cache_write_tokens=[None] * n,
+        completion_tokens=_counts([get(u, "completion_tokens") for u in usages]),
+        reasoning_tokens=_counts([_sub(u, "completion_tokens_details", "reasoning_tokens") for u in usages]),
+        reasoning_in_completion=[True] * n,
+    )  # fmt: skip
+
+
+def _column(entries: list, keys: set, options: tuple[str, ...], convert: Any) -> list | None:
+    """The converted values of the first of `options` the entries hold (None when they hold
+    none). `_entry_call` moves on to the next option for a value that converts to None (or
+    is None, with no conversion): where another option is held, such a value declines the
+    list."""
+    held = [k for k in options if k in keys]
+    if not held:
+        return None
+    values = list(map(itemgetter(held[0]), entries))
+    if convert is _counts:
+        out = _counts(values)
+    else:
+        out = values if convert is None else list(map(convert, values))
+    if len(held) > 1 and None in out:
+        raise _NotCommon
+    return out
+
+
+def _counts(values: list) -> list[int | None]:
+    """`count` of each value: a list of non-negative ints is its own counts, checked whole."""
+    if values and set(map(type, values)) == {int} and min(values) >= 0:
+        return values
+    return list(map(count, values))
+
+
 # --------------------------------------------------------------------------- rows
 
 
@@ -531,7 +688,7 @@ _NO_USAGE = Usage(None, None, None, None, None, None, "")
 
 
 def call_columns(
-    calls: list[Call],
+    calls: list[Call] | CallColumns,
     *,
     run_id: str,
     benchmark: str,
@@ -543,19 +700,24 @@ def call_columns(
 ) -> dict[str, list[Any]]:
     """llm_calls columns (call_idx unset: the episode numbers them) for one source file's
     calls, taken from the calls in a few passes in C (`zip`), not a dict per call: a run
-    has tens of thousands of calls (see `schemas.validate.ColumnRows`).
+    has tens of thousands of calls (see `schemas.validate.ColumnRows`); calls read as
+    columns already (`CallColumns`) are taken as they are.
 
     `first_step_idx` maps a turn (step_num) to the step_idx of its first step row.
     """
-    n = len(calls)
+    n = len(calls.stage) if isinstance(calls, CallColumns) else len(calls)
     if not n:
         return {name: [] for name in _CALL_COLUMNS}
-    stage, stage_raw, model, usage, latency, started, fmt, usage_json, step = zip(
-        *calls, strict=True
-    )
-    prompt, cached, write, completion, reasoning, in_completion, _ = zip(
-        *[u or _NO_USAGE for u in usage], strict=True
-    )
+    if isinstance(calls, CallColumns):
+        (stage, stage_raw, model, latency, started, fmt, usage_json, step,
+         prompt, cached, write, completion, reasoning, in_completion) = calls  # fmt: skip
+    else:
+        stage, stage_raw, model, usage, latency, started, fmt, usage_json, step = zip(
+            *calls, strict=True
+        )
+        prompt, cached, write, completion, reasoning, in_completion, _ = zip(
+            *[u or _NO_USAGE for u in usage], strict=True
+        )
     get = first_step_idx.get
     return {
         "run_id": [run_id] * n, "benchmark": [benchmark] * n, "domain": [domain] * n,
@@ -600,12 +762,14 @@ __all__ = [
     "STAGES",
     "USAGE_FILE",
     "Call",
+    "CallColumns",
     "Usage",
     "UsageProblem",
     "call_columns",
     "call_key",
     "call_rows",
     "count",
+    "file_call_columns",
     "file_calls",
     "latency_of",
     "normalise_stage",

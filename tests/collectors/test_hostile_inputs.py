@@ -342,3 +342,38 @@ def test_truncated_or_damaged_zip_archives_are_one_clear_error_or_readable(
         conform_rows("steps", read.steps)
         conform_rows("quarantine", read.quarantine)
         assert len(read.steps) + read.episode["n_quarantined"] == read.episode["n_lines"]
+
+
+_HUGE = 10**400
+"""An integer JSON allows and no float holds: `math.isfinite` raises on it."""
+
+
+def test_integers_beyond_a_floats_range_are_unknown_values_not_a_stopped_read(
+    sandbox: Path, write_tree
+) -> None:
+    from deskscore.collectors.deskcraft import metric_scores
+    from deskscore.collectors.osworld import read_episode_calls
+    from deskscore.collectors.step_traces import trace_record
+
+    record = {
+        "step_num": 1,
+        "action": "pyautogui.click(1, 2)",
+        "screenshot_s": _HUGE,
+        "model_usage": {"model_time": _HUGE, "prompt_tokens": 5, "completion_tokens": 1},
+    }
+    entry = {"step": 1, "latency_s": _HUGE, "started_at": _HUGE,
+             "usage": {"prompt_tokens": 3, "completion_tokens": 1}}  # fmt: skip
+    for usage_file in ({}, {f"{RUN}/{TASK}/token_usage.json": json.dumps([entry])}):
+        files = {f"{RUN}/{TASK}/traj.jsonl": json.dumps(record), **usage_file}
+        folder = write_tree(sandbox / f"run{len(usage_file)}", files)
+        with open_source(str(folder)) as src:
+            [run] = discover(src.files())
+            got = read_episode_calls(src, run, run.tasks[0], run_id="r", benchmark="osworld")
+        [step] = got.read.steps
+        [call] = list(got.llm_calls)
+        assert step["screenshot_s"] is None and json.loads(step["extra"])["screenshot_s"] == _HUGE
+        assert call["latency_s"] is None and call["started_at"] is None
+        assert call["prompt_tokens"] == (3 if usage_file else 5)
+        conform_rows("llm_calls", list(got.llm_calls))
+    assert trace_record({"timestamp": _HUGE}, 1, set())["action_timestamp"] == _HUGE
+    assert metric_scores([1, _HUGE]) == (None, f"metric 1: score {str(_HUGE)[:40]} is not finite")

@@ -16,7 +16,9 @@ from deskscore.collectors.osworld import EpisodeCalls, read_episode, read_episod
 from deskscore.collectors.source import open_source
 from deskscore.collectors.synthetic import load_profiles, write_run
 from deskscore.collectors.usage import (
+    CallColumns,
     call_columns,
+    file_call_columns,
     file_calls,
     normalise_stage,
     parse_usage,
@@ -405,6 +407,103 @@ def test_an_episodes_calls_come_as_columns_until_read_as_rows(tmp_path: Path) ->
         assert [c["call_idx"] for c in got.llm_calls] == list(range(n))
         assert {c["source_file"] for c in got.llm_calls} == {f"chrome/{TASK}/{source}"}
     assert [c["line_no"] for c in traj.llm_calls] == [1, 2]
+
+
+_WHERE = {"run_id": "r", "benchmark": "osworld", "domain": "chrome", "task_id": TASK,
+          "source_file": "f", "first_step_idx": {1: 0, 2: 3}}  # fmt: skip
+
+
+def _typed(calls: object) -> dict[str, list[tuple[str, object]]]:
+    """llm_calls columns of `calls` with each value's type beside it (1 == 1.0 == True)."""
+    columns = call_columns(calls, **_WHERE)  # type: ignore[arg-type]
+    return {k: [(type(v).__name__, v) for v in col] for k, col in columns.items()}
+
+
+def test_a_usage_file_in_the_common_form_is_read_as_columns_holding_its_calls() -> None:
+    entries = [
+        {"step": i // 2 + 1, "module": ("generator", "grounding")[i % 2], "model": "gpt-5",
+         "started_at": f"2025-06-01T10:00:{i:02d}.250", "latency_s": 0.5 + i,
+         "usage": {"prompt_tokens": 900 + i, "completion_tokens": 40,
+                   "prompt_tokens_details": {"cached_tokens": 512 * (i % 2)},
+                   "completion_tokens_details": {"reasoning_tokens": i}}}
+        for i in range(6)
+    ]  # fmt: skip
+    data = json.dumps({"calls": entries}).encode()
+    columns, problems = file_call_columns(data)
+    calls, _ = file_calls(data)
+    assert isinstance(columns, CallColumns) and not problems and len(calls) == 6
+    assert _typed(columns) == _typed(calls)
+    assert columns.stage[:2] == ["planning", "grounding"] and columns.step_num[:3] == [1, 1, 2]
+    # entries whose keys differ, or a second latency key a None would fall through to, are
+    # read entry by entry: the same calls
+    for odd in ({**entries[0], "note": 1}, {**entries[0], "latency_s": None, "latency_ms": 7}):
+        got, _ = file_call_columns(json.dumps({"calls": [*entries, odd]}).encode())
+        assert isinstance(got, list)
+        assert _typed(got) == _typed(file_calls(json.dumps({"calls": [*entries, odd]}).encode())[0])
+
+
+_ODD_COUNTS = (0, 5, -1, 2.0, 2.5, None, True, "3", 10**20)
+_USAGES = st.one_of(
+    st.fixed_dictionaries(
+        {"prompt_tokens": st.sampled_from(_ODD_COUNTS),
+         "completion_tokens": st.sampled_from(_ODD_COUNTS)},
+        optional={"prompt_tokens_details": st.one_of(
+                      st.fixed_dictionaries({"cached_tokens": st.sampled_from(_ODD_COUNTS)}),
+                      st.sampled_from([None, 3, {}])),
+                  "completion_tokens_details": st.fixed_dictionaries(
+                      {"reasoning_tokens": st.sampled_from(_ODD_COUNTS)}),
+                  "total_tokens": st.sampled_from(_ODD_COUNTS)},
+    ),
+    st.sampled_from([{"input_tokens": 3, "output_tokens": 1}, {"completion_tokens": 2},
+                     {"cache_read_input_tokens": 1, "prompt_tokens": 3},
+                     {"prompt_token_count": 4}, {}, None, "x", 7]),
+)  # fmt: skip
+_VALUES = {
+    "stage": st.sampled_from(["planner", "reflection_agent", "", None, 5, "Grounding"]),
+    "module": st.sampled_from(["generator", "worker", None, ""]),
+    "agent": st.sampled_from(["judge", None]),
+    "model": st.sampled_from(["gpt-5", "", None, 4]),
+    "model_name": st.sampled_from(["claude", None]),
+    "usage": _USAGES,
+    "token_usage": _USAGES,
+    "latency_s": st.sampled_from([1.5, 0, 3, -1, None, "2", float("inf"), 10**400]),
+    "latency": st.sampled_from([2.5, None, -2]),
+    "latency_ms": st.sampled_from([1500, 0.5, None, -3]),
+    "duration_ms": st.sampled_from([20, None]),
+    "started_at": st.sampled_from(
+        ["2025-07-08T14:23:20.013", "2025-07-08T14:23:20Z", " 2025-07-08T14:23:20 ",
+         "20250708@142320", "2025-07-08T14:23:20+02:00", "bad", "20250708", 1751984600,
+         1751984600123, -5, None]),
+    "timestamp": st.sampled_from(["2025-07-08 14:23:21", None, 0]),
+    "step": st.sampled_from([1, 2, 0, -1, 2.0, 2.5, None, "3", True]),
+    "turn": st.sampled_from([4, None]),
+}  # fmt: skip
+
+
+@st.composite
+def _usage_documents(draw: st.DrawFn) -> object:
+    keys = draw(st.lists(st.sampled_from(sorted(_VALUES)), min_size=1, unique=True))
+    if "usage" not in keys and draw(st.booleans()):
+        keys.append("usage")  # the common form (the columns) more often
+    common = draw(st.booleans())  # one value per key for all entries, as runners write them
+    fixed = {k: draw(_VALUES[k]) for k in keys}
+    entries: list[object] = []
+    for _ in range(draw(st.integers(1, 6))):
+        entry = dict(fixed) if common else {k: draw(_VALUES[k]) for k in keys}
+        if draw(st.integers(0, 9)) == 0:
+            entry = dict(reversed(entry.items()))  # the same keys in another order
+        entries.append(entry if draw(st.integers(0, 19)) else "not an entry")
+    return draw(st.sampled_from([{"calls": entries}, entries, {"records": entries, "total": 1}]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_usage_documents())
+def test_a_usage_file_gives_the_same_calls_read_as_columns_or_entry_by_entry(doc: object) -> None:
+    data = json.dumps(doc).encode()
+    columns, problems = file_call_columns(data)
+    calls, expected = file_calls(data)
+    assert problems == expected
+    assert _typed(columns) == _typed(calls)
 
 
 def test_token_usage_keyed_by_stage_or_by_model_is_read_too() -> None:
