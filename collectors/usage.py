@@ -151,12 +151,17 @@ def _dumps(obj: Any) -> str:
                           separators=(",", ":"))  # fmt: skip
 
 
+_MAX_COUNT = 2**63 - 1
+"""The largest count a warehouse column (int64) holds; a larger one is not a count."""
+
+
 def count(value: Any) -> int | None:
-    """A token count: a non-negative integer (or integral float); anything else None."""
+    """A token count: a non-negative integer (or integral float) an int64 holds; anything
+    else None (a larger integer made the run's columns fail to build, stopping the ingest)."""
     if type(value) is int:
-        return value if value >= 0 else None
+        return value if 0 <= value <= _MAX_COUNT else None
     if type(value) is float and math.isfinite(value) and value >= 0 and value.is_integer():
-        return int(value)
+        return int(value) if value <= _MAX_COUNT else None
     return None
 
 
@@ -676,7 +681,7 @@ def _column(entries: list, keys: set, options: tuple[str, ...], convert: Any) ->
 
 def _counts(values: list) -> list[int | None]:
     """`count` of each value: a list of non-negative ints is its own counts, checked whole."""
-    if values and set(map(type, values)) == {int} and min(values) >= 0:
+    if values and set(map(type, values)) == {int} and 0 <= min(values) <= max(values) <= _MAX_COUNT:
         return values
     return list(map(count, values))
 

@@ -348,7 +348,7 @@ _HUGE = 10**400
 """An integer JSON allows and no float holds: `math.isfinite` raises on it."""
 
 
-def test_integers_beyond_a_floats_range_are_unknown_values_not_a_stopped_read(
+def test_integers_beyond_a_float_or_an_int64_are_unknown_values_not_a_stopped_read(
     sandbox: Path, write_tree
 ) -> None:
     from deskscore.collectors.deskcraft import metric_scores
@@ -359,10 +359,10 @@ def test_integers_beyond_a_floats_range_are_unknown_values_not_a_stopped_read(
         "step_num": 1,
         "action": "pyautogui.click(1, 2)",
         "screenshot_s": _HUGE,
-        "model_usage": {"model_time": _HUGE, "prompt_tokens": 5, "completion_tokens": 1},
+        "model_usage": {"model_time": _HUGE, "prompt_tokens": 5, "completion_tokens": _HUGE},
     }
     entry = {"step": 1, "latency_s": _HUGE, "started_at": _HUGE,
-             "usage": {"prompt_tokens": 3, "completion_tokens": 1}}  # fmt: skip
+             "usage": {"prompt_tokens": 3, "completion_tokens": 2**63}}  # int64 holds 2**63 - 1  # fmt: skip
     for usage_file in ({}, {f"{RUN}/{TASK}/token_usage.json": json.dumps([entry])}):
         files = {f"{RUN}/{TASK}/traj.jsonl": json.dumps(record), **usage_file}
         folder = write_tree(sandbox / f"run{len(usage_file)}", files)
@@ -374,6 +374,7 @@ def test_integers_beyond_a_floats_range_are_unknown_values_not_a_stopped_read(
         assert step["screenshot_s"] is None and json.loads(step["extra"])["screenshot_s"] == _HUGE
         assert call["latency_s"] is None and call["started_at"] is None
         assert call["prompt_tokens"] == (3 if usage_file else 5)
+        assert call["completion_tokens"] is None
         conform_rows("llm_calls", list(got.llm_calls))
     assert trace_record({"timestamp": _HUGE}, 1, set())["action_timestamp"] == _HUGE
     assert metric_scores([1, _HUGE]) == (None, f"metric 1: score {str(_HUGE)[:40]} is not finite")

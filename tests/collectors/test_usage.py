@@ -442,7 +442,7 @@ def test_a_usage_file_in_the_common_form_is_read_as_columns_holding_its_calls() 
         assert _typed(got) == _typed(file_calls(json.dumps({"calls": [*entries, odd]}).encode())[0])
 
 
-_ODD_COUNTS = (0, 5, -1, 2.0, 2.5, None, True, "3", 10**20)
+_ODD_COUNTS = (0, 5, -1, 2.0, 2.5, None, True, "3", 2**63 - 1, 2**63, 1e19)
 _USAGES = st.one_of(
     st.fixed_dictionaries(
         {"prompt_tokens": st.sampled_from(_ODD_COUNTS),
