@@ -147,7 +147,8 @@ def peer_side(zips: list[Path], peer: Path, human: Path, scratch: Path) -> dict[
     out = {}
     for i, path in enumerate(zips):
         target = scratch / path.stem
-        target.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(target, ignore_errors=True)  # left by an interrupted run: unzip would ask
+        target.mkdir(parents=True)
         if shutil.which("unzip"):
             run(["unzip", "-q", str(path), "-d", str(target)])
         else:
