@@ -13,15 +13,16 @@ the same session, for each size N measures:
     (`--max-steps-scoring 50`), one archive at a time (skipped without `--peer`). With PNG
     members it runs once per size, in the first round: unpacking the screenshots makes it
     the slow side by far. Text-only, it runs in every round (`--peer-rounds all`, the default
-    there): it is then as fast as (b), and one round of it, which writes and deletes a
-    thousand files per archive, varied by a factor of two between sessions;
+    there): it is then within a few times (b), and most of it is `unzip` creating about
+    1,450 files per archive, which took from 0.07 s to 1.4 s an archive on one machine's
+    disk from one minute to the next: one round of it is not a measurement;
 (b) `deskscore ingest` + `deskscore score --compat osworld-human --max-steps-scoring 50` on
     the zips, as fresh processes, into a fresh warehouse;
 (c) the floor: only reading the members (b) needs from each zip and parsing their JSON with
     orjson, with as many processes as (b) has workers.
 
 Rounds alternate the sizes (20, 40, 80, 20, 40, 80, ...) so a slow patch of the machine does
-not land on one size. It prints, per size, the medians of wall time and peak RSS (the whole
+not land on one size, and each side starts once what the side before wrote is on disk. It prints, per size, the medians of wall time and peak RSS (the whole
 process tree, sampled every 50 ms) of each side, the ratios (a)/(b) and (b)/(c) (target
 <= 3), how time grows from each size to the next (target 1.9-2.2 for a doubling) and whether
 peak RSS stays flat (target: at most 350 MB for (b)), and checks that (a) and (b) print the
@@ -271,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
             peer_now = args.peer and (r == 0 or peer_rounds == "all")
             sides = (["a"] if peer_now else []) + ["b", "c"]
             for side in sides:
+                os.sync()  # what the side before wrote is on disk, not slowing this one down
                 with Meter() as m:
                     if side == "a":
                         theirs = peer_side(chosen, Path(args.peer), human, base / "unzipped")
