@@ -378,3 +378,94 @@ def test_integers_beyond_a_float_or_an_int64_are_unknown_values_not_a_stopped_re
         conform_rows("llm_calls", list(got.llm_calls))
     assert trace_record({"timestamp": _HUGE}, 1, set())["action_timestamp"] == _HUGE
     assert metric_scores([1, _HUGE]) == (None, f"metric 1: score {str(_HUGE)[:40]} is not finite")
+
+
+def _every_number(value: object, big: int) -> object:
+    """`value` with every number in it (not a bool) replaced by `big`."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return big
+    if isinstance(value, list):
+        return [_every_number(v, big) for v in value]
+    if isinstance(value, dict):
+        return {k: _every_number(v, big) for k, v in value.items()}
+    return value
+
+
+_DESKCRAFT = "chrome/L1_chrome_open_settings"
+_STEP = {"step_num": 1, "action_timestamp": "20250101@120000", "action": "pyautogui.click(1, 2)",
+         "reward": 0, "done": False, "info": {}, "screenshot_s": 0.5,
+         "model_usage": {"model_time": 1.5, "prompt_tokens": 10, "completion_tokens": 2}}  # fmt: skip
+_FORMATS = {
+    "osworld": {
+        f"{RUN}/args.json": {"max_steps": 15, "temperature": 1.0},
+        f"{RUN}/{TASK}/traj.jsonl": [_STEP],
+        f"{RUN}/{TASK}/token_usage.json": {"calls": [
+            {"step": 1, "module": "m", "latency_ms": 3, "started_at": 1751984600,
+             "usage": {"prompt_tokens": 3, "completion_tokens": 1}}]},
+    },
+    "claude_messages": {
+        f"{RUN}/{TASK}/traj.jsonl": [{"step_num": 1, "action": "pyautogui.click(1, 2)"}],
+        f"{RUN}/{TASK}/messages.json": [
+            {"role": "assistant", "usage": {"input_tokens": 5, "output_tokens": 2},
+             "content": [{"type": "tool_use", "id": "t", "name": "computer",
+                          "input": {"action": "left_click", "coordinate": [1, 2]}}]}],
+    },
+    "deskcraft": {
+        f"{RUN}/{_DESKCRAFT}/traj.jsonl": [_STEP],
+        f"{RUN}/{_DESKCRAFT}/interaction_log.json": [
+            {"type": "initial_instruction", "step": 0, "message": "open it",
+             "timestamp": 1751984600}],
+        f"{RUN}/{_DESKCRAFT}/eval_details.json": {"conj": "and",
+                                                 "metrics": [{"func": "f", "score": 1}]},
+    },
+    "step_traces": {
+        f"run/{TASK.split('/')[1]}/step_1_trace.json": {
+            "action": "pyautogui.click(1, 2)", "step": 1, "timestamp": 1751984600,
+            "usage": {"input_tokens": 3, "output_tokens": 1}},
+    },
+    "uitars": {
+        "run/task_000/data.json": [{"inner_step": [{"action": "click", "score": 1, "x": 3}],
+                                    "usage": {"prompt_tokens": 3}}],
+        "run/task_000/meta.json": {"query": "open the settings", "steps": 3},
+    },
+}  # fmt: skip
+
+
+_FORMAT_NAMES = {"claude_messages": "osworld", "step_traces": "step-traces"}
+"""Format names where they differ: Claude messages files are read by the OSWorld format."""
+
+
+@pytest.mark.parametrize("big", [10**400, 2**63, -(10**400)], ids=["1e400", "2**63", "-1e400"])
+@pytest.mark.parametrize("name", sorted(_FORMATS))
+def test_every_number_of_every_format_out_of_range_still_reads_and_conforms(
+    sandbox: Path, write_tree, name: str, big: int
+) -> None:
+    """Every format's files with each number replaced by one no float or int64 holds: read as
+    ingest reads them, every row conforms (before, 9 of these 15 cases raised OverflowError)."""
+    from deskscore.collectors.formats import get
+    from deskscore.collectors.layout import discover_source
+
+    files: dict[str, bytes] = {}
+    for rel, doc in _FORMATS[name].items():
+        lines = doc if rel.endswith(".jsonl") else [doc]
+        files[rel] = "\n".join(json.dumps(_every_number(d, big)) for d in lines).encode()
+    if name == "step_traces":
+        files["run/results.csv"] = f"task_id,score\n{TASK.split('/')[1]},1\n".encode()
+    elif name != "uitars":
+        task = _DESKCRAFT if name == "deskcraft" else TASK
+        files[f"{RUN}/{task}/result.txt"] = b"1\n"
+    with open_source(str(write_tree(sandbox / "run", files))) as src:
+        runs, _ = discover_source(src)
+        assert {r.format for r in runs} == {_FORMAT_NAMES.get(name, name)}
+        for run in runs:
+            fmt = get(run.format)
+            meta = fmt.read_run_meta(src, run, run_id="r", benchmark="osworld")
+            conform_rows("runs", [{**meta.run, "content_hash": "h"}])
+            reads = fmt.episodes(src, run, run_id="r", benchmark="osworld", reported={})
+            for calls in reads:
+                conform_rows("episodes", [calls.read.episode])
+                conform_rows("steps", calls.read.steps)
+                conform_rows("quarantine", calls.read.quarantine)
+                conform_rows("llm_calls", list(calls.llm_calls))
