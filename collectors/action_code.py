@@ -44,7 +44,6 @@ actions of different kinds are `multi` where they used to take the first one's k
 from __future__ import annotations
 
 import ast
-import math
 import re
 import shlex
 import textwrap
@@ -53,6 +52,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from deskscore.collectors.numbers import finite_float
 from deskscore.collectors.simple_code import simple_calls, statement_pattern
 
 PARSERS: tuple[str, ...] = ("ast", "regex", "word", "dict")
@@ -165,17 +165,6 @@ def _value(node: ast.AST | None) -> Any:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return _UNKNOWN
-
-
-def _number(value: Any) -> float | None:
-    """A finite float from an int or float literal (a string or bool is not a coordinate)."""
-    if type(value) is int or type(value) is float:
-        try:
-            f = float(value)
-        except OverflowError:
-            return None
-        return f if math.isfinite(f) else None
-    return None
 
 
 def _count(value: Any) -> int | None:
@@ -293,7 +282,7 @@ def _xy(bound: dict[str, ast.AST]) -> tuple[float | None, float | None]:
         x, y = x
     else:
         y = _value(bound.get("y"))
-    fx, fy = _number(x), _number(y)
+    fx, fy = finite_float(x), finite_float(y)
     return (fx, fy) if fx is not None and fy is not None else (None, None)
 
 
@@ -340,9 +329,9 @@ def _pyautogui_call(fn: str, call: ast.Call, call_text: str | None) -> SubAction
         keys = tuple(found) if found else None
         text = _keys_text(found)
     elif kind == "scroll":
-        amount = _number(_value(bound.get("clicks")))
+        amount = finite_float(_value(bound.get("clicks")))
     elif kind == "wait":
-        seconds = _number(_value(bound.get("seconds")))
+        seconds = finite_float(_value(bound.get("seconds")))
     return SubAction(kind, f"pyautogui.{fn}", x, y, text, keys, button, clicks, amount, seconds,
                      call_text)  # fmt: skip
 
@@ -354,7 +343,7 @@ def _read_call(call: ast.Call, func: str | None, call_text: str | None) -> SubAc
         return _pyautogui_call(fn, call, call_text)
     if func == "time.sleep":
         first = call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
-        return SubAction("wait", func, seconds=_number(_value(first)), call_text=call_text)
+        return SubAction("wait", func, seconds=finite_float(_value(first)), call_text=call_text)
     if func in _SHELL_CALLS:
         bound = _bind(call, ("args",))
         node = bound.get("args", bound.get("command", bound.get("cmd")))
@@ -449,7 +438,7 @@ def _regex_xy(args: str, scroll: bool) -> tuple[float | None, float | None]:
         if not (mx and my):
             return None, None
         x, y = mx.group(1), my.group(1)
-    fx, fy = _number(_float(x)), _number(_float(y))
+    fx, fy = finite_float(_float(x)), finite_float(_float(y))
     return (fx, fy) if fx is not None and fy is not None else (None, None)
 
 

@@ -16,6 +16,7 @@ import math
 from typing import Any, NamedTuple
 
 from deskscore.collectors.layout import RunFolder
+from deskscore.collectors.numbers import finite_float
 from deskscore.collectors.source import Source, SourceError, read_document
 
 ACTION_SPACES = ("pyautogui", "computer_13", "claude_computer_use", "autoglm_computer_use")
@@ -62,11 +63,7 @@ def _score(v: Any) -> float | None:
     if isinstance(v, bool):
         return float(v)
     if isinstance(v, int | float):
-        try:
-            f = float(v)
-        except OverflowError:
-            return None
-        return f if math.isfinite(f) else None
+        return finite_float(v)
     if isinstance(v, str):
         try:
             f = float(v.strip())

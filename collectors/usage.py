@@ -49,6 +49,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from deskscore.collectors.numbers import finite_float
 from deskscore.collectors.timestamps import parse_action_timestamp
 
 STAGES = ("planning", "reflection", "judging", "grounding", "retrieval", "other")
@@ -167,22 +168,8 @@ def count(value: Any) -> int | None:
 
 def seconds(value: Any) -> float | None:
     """A duration in seconds: a finite non-negative number; anything else None."""
-    v = _real(value)
+    v = finite_float(value)
     return v if v is not None and v >= 0 else None
-
-
-def _real(value: Any) -> float | None:
-    """An int or float (not a bool) as a finite float; anything else None, an integer
-    beyond a float's range too (`math.isfinite` raises on one: a usage file holding one
-    made `deskscore ingest` fail with a traceback)."""
-    if type(value) is float:
-        return value if math.isfinite(value) else None
-    if type(value) is int:
-        try:
-            return float(value)
-        except OverflowError:
-            return None
-    return None
 
 
 def _get(d: dict, *keys: str) -> Any:
@@ -312,7 +299,7 @@ def parse_time(value: Any) -> datetime | None:
         if text.endswith("Z"):
             text = text[:-1] + "+00:00"
         return parse_action_timestamp(text)
-    real = _real(value)
+    real = finite_float(value)
     if real is not None and real > 0:
         secs = real / 1000.0 if real > 1e11 else real
         try:
