@@ -12,13 +12,13 @@ total: no JSON value makes it raise.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
 from deskscore.collectors.action_code import CodeRead, SubAction, read_code
+from deskscore.collectors.json_text import json_writer
 
 CodeReader = Callable[[str], CodeRead]
 """How code strings are read: `read_code`, or an uncached reading to compare or time it."""
@@ -82,10 +82,13 @@ def _result(
     }
 
 
+_compact_json = json_writer(separators=(",", ":"), default=str)
+
+
 def _dumps(value: Any) -> str:
     """Compact JSON text of any value; never raises (falls back to repr, then the type name)."""
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        return _compact_json(value)
     except Exception:
         try:
             return repr(value)

@@ -41,7 +41,6 @@ import contextlib
 import hashlib
 import importlib.util
 import io
-import json
 import os
 import re
 import tempfile
@@ -54,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 from deskscore.collectors.actions import SPECIAL_KINDS, parse_action
 from deskscore.collectors.files import open_regular
+from deskscore.collectors.json_text import json_writer
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.osworld import EpisodeCalls, EpisodeRead, parse_result, summarise
 from deskscore.collectors.usage import Call, call_rows, parse_usage
@@ -256,8 +256,7 @@ def _text(content: Any) -> str:
     return ""
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+_dumps = json_writer(sort_keys=True, default=str)
 
 
 def _time(value: Any) -> datetime | None:

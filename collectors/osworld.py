@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from deskscore.collectors import limits
 from deskscore.collectors.actions import action_rows, parse_action
 from deskscore.collectors.ids import canonical_task_id
+from deskscore.collectors.json_text import json_writer
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.lines import Counted, LongLine, blocks, iter_lines
 from deskscore.collectors.source import Source, SourceError, read_document
@@ -136,12 +137,9 @@ def _excerpt(raw: bytes) -> str:
     return raw[:200].decode("utf-8", "backslashreplace")[:200]
 
 
-_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
-
-
-def dumps_json(obj: Any) -> str:
-    """`json.dumps(obj, sort_keys=True, ensure_ascii=False)`, whose encoder is built once."""
-    return _JSON.encode(obj)
+dumps_json = json_writer(sort_keys=True)
+"""`json.dumps(obj, sort_keys=True, ensure_ascii=False)`: the text of a step's info and
+leftover keys."""
 
 
 def scrub_surrogates(obj: Any) -> Any:
