@@ -391,3 +391,63 @@ def test_no_call_python_sees_is_dropped(generated, separators, with_import) -> N
     assert [a.call_text for a in got] == [ast.get_source_segment(code, n) for n in seen]
     module = {"time": "time", "pyautogui": "pyautogui", "pg": "pyautogui" if with_import else "pg"}
     assert [a.func for a in got] == [f"{module[n.func.value.id]}.{n.func.attr}" for n in seen]
+
+
+# --------------------------------------------------------------------------- regex scan cost
+
+_SCAN_PATTERNS = ("_CALL", "_XY", "_SCROLL_XY", "_KW_X", "_KW_Y", "_BUTTON", "_CLICKS_KW",
+                  "_FIRST_STR")  # fmt: skip
+
+
+def _matches(pattern, text: str) -> list:
+    first = pattern.match(text)
+    found = [(m.span(), m.groups()) for m in pattern.finditer(text)]
+    return [first and (first.span(), first.groups()), found]
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet="0123456789.eE+-, \n(x=y'\"[]amesgclikbuton", max_size=30))
+def test_the_scan_patterns_match_what_they_matched_before_they_were_made_possessive(text):
+    """Possessive quantifiers (`*+`, `++`, `?+`) only give up backtracking that could never
+    succeed: what follows each of them cannot start with what it consumed."""
+    import re
+
+    from deskscore.collectors import action_code
+
+    for name in _SCAN_PATTERNS:
+        now = getattr(action_code, name)
+        before = re.compile(
+            now.pattern.replace("*+", "*").replace("++", "+").replace("?+", "?"), now.flags
+        )
+        assert before.pattern != now.pattern, name
+        assert _matches(now, "pyautogui.click(" + text) == _matches(
+            before, "pyautogui.click(" + text
+        )
+        assert _matches(now, text) == _matches(before, text), name
+
+
+def test_long_unparseable_actions_are_read_in_time_linear_in_their_length() -> None:
+    """Code `ast` refuses goes to the regex scan; runs of digits or spaces there made its
+    number and spacing patterns backtrack quadratically (a 50 KB action held an ingest for a
+    minute, 1 MB for hours). A megabyte of each shape is read here in a child process given
+    a minute, where each takes well under a second."""
+    import subprocess
+    import sys
+
+    shapes = [
+        "'pyautogui.click(' + '1' * n + 'e'",
+        "'pyautogui.click(' + ' ' * n + 'z'",
+        "'pyautogui.scroll(' + '1' * n + ',' + '2' * n + 'e'",
+        "'pyautogui.click(x=' + '1' * n + ', y=' + '2' * n + 'e'",
+        "'pyautogui.click(button=' + ' ' * n + 'x'",
+        "'pyautogui.typewrite(' + ' ' * n + '[' + ' ' * n + 'z'",
+        "'pyautogui.click(1e' + '1' * n + 'e'",
+        "'pyautogui.click(' + '1.' * (n // 2)",
+    ]
+    script = (
+        "from deskscore.collectors.actions import parse_action_uncached\n"
+        "n = 1_000_000\n"
+        + "".join(f"assert parse_action_uncached({s})['action_format'] == 'code'\n"
+                  for s in shapes)
+    )  # fmt: skip
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)

@@ -16,9 +16,11 @@ _SCALARS = st.one_of(
 )  # bytes: only a `default` writes them
 _VALUES = st.recursive(
     _SCALARS,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.tuples(inner, inner)
-    | st.dictionaries(_KEYS, inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(_KEYS, inner, max_size=4)
+    ),
     max_leaves=20,
 )
 _OPTIONS = [
@@ -45,5 +47,5 @@ def test_a_writer_gives_the_text_or_the_error_json_dumps_gives(options, value):
 
 def test_a_top_level_string_is_written_as_json_dumps_writes_it():
     write = json_writer(sort_keys=True)
-    for text in ("", "é\n\"\\", "\ud800", "a" * 10_000):
+    for text in ("", 'é\n"\\', "\ud800", "a" * 10_000):
         assert write(text) == json.dumps(text, ensure_ascii=False, sort_keys=True)
