@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from deskscore.collectors import formats, limits
 from deskscore.collectors.files import escaped, storable
-from deskscore.collectors.human import BUNDLED_VERSIONS, HumanSkip
+from deskscore.collectors.human import BUNDLED_VERSIONS, HumanSkip, HumanTask
 from deskscore.collectors.human import iter_human_tasks as _iter_human_tasks
 from deskscore.collectors.ids import thunderbird_old_to_new
 from deskscore.collectors.layout import RunFolder, TaskFolder
@@ -95,10 +95,20 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 # ---- human data ---------------------------------------------------------------------------
 
 
+_NEVER = "\0"
+"""Marks the domain of a human task that no trajectory matches: one whose key is not a string
+(the original's dict then never equals a folder's name) or whose ground truth has no len()
+(the original stops with a TypeError when it scores one; here it counts as not found, and a
+NOTE says so when the run has it). It counts among the human tasks, as in the original; no
+folder name holds this character."""
+
+
 def _load_human(
     args: argparse.Namespace, out: Callable[[str], None]
-) -> list[tuple[str, str, int, int]]:
-    """Human tasks in the original's dict order; skip lines go to `out` as it prints them."""
+) -> tuple[list[tuple[str, str, int, int]], set[tuple[str, str]]]:
+    """Human tasks in the original's dict order, and those of them (domain, task id) whose
+    key is a string and whose ground truth has no len(); skip lines go to `out` as the
+    original prints them."""
     if args.human_path is None and args.human_version is not None:
         if args.uitars:
             _fail(
@@ -107,19 +117,33 @@ def _load_human(
             )
         from deskscore.collectors.human import load_bundled
 
-        return [
+        bundled = [
             (r["domain"], r["task_id"], r["single_steps"], r["grouped_steps"])
             for r in load_bundled(args.human_version)
         ]
+        return bundled, set()
     path = args.human_path if args.human_path is not None else "./"
-    human = []
+    # The original's dict: keyed by (domain, the file's key as JSON gave it); a repeated key
+    # keeps its first place and takes the last file.
+    tasks: dict[tuple[str, str, str], HumanTask] = {}
     for item in _iter_human_tasks(path, listdir_order=True, use_query=args.uitars):
         if isinstance(item, HumanSkip):
             out(item.message if item.domain else f"NOTE: {item.message}")
             continue
         domain = UITARS_DOMAIN if args.uitars else item.domain
-        human.append((domain, item.task_id, item.single_steps, item.grouped_steps))
-    return human
+        tasks[(domain, item.task_id, item.key_type)] = item._replace(domain=domain)
+    human, unsized = [], set()
+    for (domain, task_id, key_type), item in tasks.items():
+        single, grouped = item.single_steps, item.grouped_steps
+        if key_type in ("list", "dict"):
+            out(f"NOTE: {escaped(item.file)}: its key is a JSON {key_type}; the original stops "
+                "here (TypeError: unhashable); counted as a task not found")  # fmt: skip
+        if key_type != "str" or single is None or grouped is None:
+            domain = _NEVER + domain  # counted, never matched (see _NEVER)
+            if key_type == "str":
+                unsized.add((domain, task_id))
+        human.append((domain, task_id, single or 0, grouped or 0))
+    return human, unsized
 
 
 def _fail(message: str) -> None:
@@ -389,7 +413,7 @@ def _out(text: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(argv)
     out = _out
-    human = _load_human(args, out)
+    human, unsized = _load_human(args, out)
     n_human = len({(d, t) for d, t, _, _ in human})
     out(f"Found {n_human} human tasks")
     if n_human == 0:
@@ -423,14 +447,21 @@ def main(argv: list[str] | None = None) -> int:
     skipped = 0
     for m in matches:
         if m.episode is None:
-            shown = m.task_id
-            if m.domain == "thunderbird" and m.task_id in new_to_old:
+            skipped += 1
+            domain, shown = m.domain.removeprefix(_NEVER), m.task_id
+            if (m.domain, m.task_id) in unsized and match_human(
+                run.episodes, [(domain, m.task_id, 0, 0)], compat=args.compat
+            )[0].episode is not None:
+                out(f"NOTE: Task '{_meta(domain, shown)}' has a trajectory but its human "
+                    "ground truth has no len(); the original stops here (TypeError); "
+                    "counted as not found, with score of 0")  # fmt: skip
+                continue
+            if domain == "thunderbird" and m.task_id in new_to_old:
                 shown = new_to_old[m.task_id]
             out(
-                f"Task '{_meta(m.domain, shown)}' not found in trajectories, skipping "
+                f"Task '{_meta(domain, shown)}' not found in trajectories, skipping "
                 "with score of 0."
             )
-            skipped += 1
             continue
         ep, row = run.episodes[m.episode], rows[m.episode]
         shown = (ep.get("instruction") or "") if args.uitars else ep["source_task_id"]

@@ -52,10 +52,15 @@ class HumanTask(NamedTuple):
 
     domain: str
     task_id: str
-    single_steps: int
-    grouped_steps: int
+    """The file's key as text (the original prints a key that is not a string so)."""
+    single_steps: int | None
+    """None when the ground truth has no len(): the original fails only if it scores it."""
+    grouped_steps: int | None
     instruction: str | None
     file: str
+    key_type: str = "str"
+    """The JSON type of the key (its Python type name): a key that is not a string never
+    equals a folder name, so the original never finds the task's trajectory."""
 
 
 class HumanSkip(NamedTuple):
@@ -98,8 +103,9 @@ def iter_human_tasks(
     it), or its "instruction" with `use_query` (UI-TARS results are keyed by instruction).
     The checks run in the original's order (key, single-action, grouped-action), so the
     message names the same KeyError or TypeError. Where the original would crash instead
-    (invalid JSON, unreadable file, a list without len()) this yields a skip with the same
-    wording, naming that exception. A missing folder yields one skip naming the folder.
+    (invalid JSON, unreadable file) this yields a skip with the same wording, naming that
+    exception. A ground truth without len() and a key that is not a string are kept, as the
+    original keeps them (see HumanTask). A missing folder yields one skip naming the folder.
     """
     base = Path(human_dir)
     try:
@@ -116,26 +122,35 @@ def iter_human_tasks(
             key = data[key_name]
             single = data[GROUND_TRUTH]["single-action"]
             grouped = data[GROUND_TRUTH]["grouped-action"]
-            n_single, n_grouped = len(single), len(grouped)
         except Exception as e:
             yield HumanSkip(domain, name, _skip_message(name, e))
             continue
         instruction = data.get("instruction") if isinstance(data, dict) else None
         yield HumanTask(
             domain,
-            key if isinstance(key, str) else json.dumps(key),
-            n_single,
-            n_grouped,
+            key if isinstance(key, str) else str(key),
+            _size(single),
+            _size(grouped),
             instruction if isinstance(instruction, str) else None,
             f"{domain}/{name}",
+            type(key).__name__,
         )
+
+
+def _size(ground_truth: Any) -> int | None:
+    """len() of a ground truth, as the original takes it when it scores the task."""
+    try:
+        return len(ground_truth)
+    except TypeError:
+        return None
 
 
 def iter_human_counts(
     human_dir: str | Path, *, listdir_order: bool = True, use_query: bool = False
 ) -> Iterator[tuple[str, str, int, int] | tuple[str, str, str]]:
-    """(domain, task_id, single_steps, grouped_steps) per usable file, ('skip', file, message)
-    per skipped one, in OSWorld-Human score.py's order; see `iter_human_tasks`."""
+    """(domain, task_id, single_steps, grouped_steps) per kept file (a count None where the
+    ground truth has no len()), ('skip', file, message) per skipped one, in OSWorld-Human
+    score.py's order; see `iter_human_tasks`."""
     for item in iter_human_tasks(human_dir, listdir_order=listdir_order, use_query=use_query):
         if isinstance(item, HumanTask):
             yield item.domain, item.task_id, item.single_steps, item.grouped_steps

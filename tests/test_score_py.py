@@ -584,3 +584,55 @@ def test_a_folder_that_cannot_be_listed_is_a_one_line_error(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"error: cannot list the folder {locked} ")
     assert "Permission denied" in err and "Traceback" not in err
+
+
+def _odd_human_dir(root: Path) -> Path:
+    """Human files the original keeps but can never score: keys that are not strings (never
+    equal to a folder's name) and ground truths without len() (only scoring them fails)."""
+
+    def put(rel: str, key: object, single: object, grouped: object) -> None:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        gt = {"single-action": single, "grouped-action": grouped}
+        path.write_text(json.dumps({"id": key, "human-ground-truth": gt}))
+
+    put("chrome/t1.json", "t1", ["a", "b"], ["a"])
+    put("chrome/five.json", 5, ["a", "b"], ["a"])
+    put("chrome/true.json", True, ["a"], ["a"])
+    put("gimp/none.json", None, ["a"], ["a"])
+    put("gimp/unsized.json", "q", 5, None)
+    put("os/text.json", "5", ["a", "b", "c"], ["a", "b"])  # the string twin of chrome's 5
+    return root
+
+
+def _odd_run(root: Path) -> Path:
+    steps = [b'{"step_num": 1}\n', b'{"step_num": 2}\n']
+    folders = [Folder(d, t, steps, "1\n") for d, t in
+               [("chrome", "t1"), ("chrome", "5"), ("chrome", "True"), ("os", "5")]]  # fmt: skip
+    return write_run(root, folders)
+
+
+def test_human_files_the_original_keeps_but_never_scores_give_its_output(tmp_path, peer):
+    human = _odd_human_dir(tmp_path / "human")
+    args = ["--result-path", str(_odd_run(tmp_path / "run")), "--max-steps-scoring", "50"]
+    original = run_score(args, cwd=human, script=peer)
+    assert original.returncode == 0, original.stderr
+    assert _without_second_form(run_score(args, cwd=human).stdout) == original.stdout
+    assert "on 6 human tasks" in original.stdout and "Skipped 4 tasks" in original.stdout
+
+
+def test_a_run_holding_a_task_whose_ground_truth_has_no_len_notes_it_and_counts_it_not_found(
+    tmp_path,
+):
+    human = _odd_human_dir(tmp_path / "human")
+    run = _odd_run(tmp_path / "run")
+    write_run(run, [Folder("gimp", "q", [b'{"step_num": 1}\n'], "1\n")])
+    p = run_score(["--result-path", str(run), "--max-steps-scoring", "50"], cwd=human)
+    assert p.returncode == 0, p.stderr
+    assert "NOTE: Task 'gimp/q' has a trajectory but its human ground truth has no len()" in (
+        p.stdout
+    )
+    assert "Task 'gimp/q' not found" not in p.stdout
+    # t1 and os/5 are found and succeed; chrome/5, chrome/True, gimp/None and gimp/q are not
+    assert "Skipped 4 tasks" in p.stdout
+    assert "Original OSWorld Result: 33.33% (on 6 human tasks)" in p.stdout
