@@ -212,7 +212,7 @@ def _read_run(args: argparse.Namespace, out: Callable[[str], None]) -> _Run:
     root = args.result_path
     local = "://" not in root and os.path.isdir(root)
     try:
-        source = open_source(root)
+        source = open_source(root, follow_links=True)  # as the original, through every link
     except SourceError as e:
         _fail(f"{e}")
     run = _Run()

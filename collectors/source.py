@@ -154,13 +154,17 @@ class Source:
 
 
 class DirSource(Source):
-    """A local folder; symlinks that resolve outside it are reported, not followed."""
+    """A local folder; symlinks that resolve outside it are reported, not followed, unless
+    `follow_links`: then every link is followed, as a tool reading the folder directly
+    does (score.py, a drop-in for such a tool, on the user's own folder). Ingest does not
+    follow them: an archive from elsewhere must not make it read the rest of the machine."""
 
     kind = "dir"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, follow_links: bool = False) -> None:
         self.uri = os.path.abspath(path)
         self._root_real = os.path.realpath(self.uri)
+        self._follow = follow_links
         self.problems = []
         self._files: list[str] | None = None
         self._listed: frozenset[str] = frozenset()
@@ -171,6 +175,7 @@ class DirSource(Source):
     def _walk(self) -> list[str]:
         out: list[str] = []
         stack = [""]
+        linked: set[str] = set()  # folders reached through a followed link, walked once each
         while stack:
             rel = stack.pop()
             full = os.path.join(self.uri, rel) if rel else self.uri
@@ -196,7 +201,12 @@ class DirSource(Source):
                     continue
                 if e.is_symlink():
                     real = os.path.realpath(e.path)
-                    if not self._inside(e.path):
+                    if self._follow and os.path.isdir(real):
+                        if real not in linked:  # a link back up the tree is walked once
+                            linked.add(real)
+                            stack.append(child)
+                        continue
+                    if not self._follow and not self._inside(e.path):
                         self.problems.append(
                             _problem(
                                 child,
@@ -267,7 +277,9 @@ class DirSource(Source):
     def _full(self, path: str) -> str:
         """The local path of a source path; anything that could lead outside is refused."""
         full = os.path.join(self.uri, path)
-        if path not in self._listed and (_unsafe_reason(path) or not self._inside(full)):
+        if path not in self._listed and (
+            _unsafe_reason(path) or not (self._follow or self._inside(full))
+        ):
             raise SourceError(self.uri, f"refusing to read {path!r}: not a path inside the source")
         return full
 
@@ -585,13 +597,16 @@ def _is_url(uri: str) -> bool:
     return bool(sep) and head.replace("+", "").replace("-", "").replace(".", "").isalnum()
 
 
-def open_source(uri: str) -> Source:
+def open_source(uri: str, *, follow_links: bool = False) -> Source:
     """Open a run folder, a .zip (read in place) or an fsspec URL; raise SourceError if unreadable.
 
     A URL ending in .zip is opened through fsspec as a random-access file and read with
     zipfile, so only the central directory and the members asked for are fetched.
+    `follow_links`: a folder's symlinks are followed wherever they point (see DirSource).
     """
     uri = os.fspath(uri)
+    if not uri:
+        raise SourceError("''", "an empty path: give a run folder, a .zip or a URL")
     if not storable(uri):
         raise SourceError(escaped(uri), _UNDECODABLE_SOURCE, reason=UNDECODABLE_NAME)
     if _is_url(uri):
@@ -607,9 +622,16 @@ def open_source(uri: str) -> Source:
             return ZipSource(uri, fileobj)
         return FsspecSource(uri)
     if os.path.isdir(uri):
-        return DirSource(uri)
+        return DirSource(uri, follow_links=follow_links)
     if os.path.isfile(uri):
         return ZipSource(uri)
+    if os.path.islink(uri):  # a link that leads nowhere: say why (a loop, a missing target)
+        try:
+            os.stat(uri)
+        except OSError as e:
+            raise SourceError(
+                os.path.abspath(uri), f"is a symbolic link that cannot be followed ({e.strerror})"
+            ) from None
     if os.path.exists(uri):
         raise SourceError(
             os.path.abspath(uri),

@@ -636,3 +636,26 @@ def test_a_run_holding_a_task_whose_ground_truth_has_no_len_notes_it_and_counts_
     # t1 and os/5 are found and succeed; chrome/5, chrome/True, gimp/None and gimp/q are not
     assert "Skipped 4 tasks" in p.stdout
     assert "Original OSWorld Result: 33.33% (on 6 human tasks)" in p.stdout
+
+
+def test_task_and_domain_folders_linked_from_elsewhere_are_read_as_the_original_reads_them(
+    tmp_path, human_dirs, humans, peer
+):
+    folders = make_run(random.Random(12), humans["verified"], 30)
+    run = write_run(tmp_path / "run", folders)
+    linked = tmp_path / "elsewhere"
+    f = next(x for x in folders if x.lines and x.result and x.domain != "gimp")
+    (linked / "tasks").mkdir(parents=True)
+    (run / f.domain / f.name).rename(linked / "tasks" / f.name)
+    (run / f.domain / f.name).symlink_to(linked / "tasks" / f.name)  # one task folder
+    if (run / "gimp").exists():
+        (run / "gimp").rename(linked / "gimp")
+    write_run(linked, [x for x in make_run(random.Random(13), humans["verified"], 60)
+                       if x.domain == "gimp"])  # fmt: skip
+    (run / "gimp").symlink_to(linked / "gimp")  # a whole domain folder
+    args = ["--result-path", str(run), "--max-steps-scoring", "50"]
+    original = run_score(args, cwd=human_dirs["verified"], script=peer)
+    assert original.returncode == 0, original.stderr
+    ours = run_score(args, cwd=human_dirs["verified"])
+    assert _without_second_form(ours.stdout) == original.stdout
+    assert "NOTE" not in ours.stdout

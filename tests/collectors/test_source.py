@@ -75,6 +75,43 @@ def test_folders_resolved_once_still_refuse_a_folder_link_out_and_allow_one_in(
             src.read_bytes("out/secret.txt")
 
 
+def test_a_folder_opened_following_links_lists_and_reads_through_links_that_lead_out(
+    tmp_path: Path, write_tree
+) -> None:
+    write_tree(tmp_path, {"outside/secret.txt": b"s", "one.txt": b"1", "src/in.txt": b"x"})
+    os.symlink(tmp_path / "outside", tmp_path / "src" / "out")
+    os.symlink(tmp_path / "one.txt", tmp_path / "src" / "one.txt")
+    os.symlink(tmp_path / "src", tmp_path / "src" / "up")  # back up the tree
+    src = open_source(str(tmp_path / "src"), follow_links=True)
+    # each folder a link leads to is walked once: `up` once, and `out` not again within it
+    assert src.files() == ["in.txt", "one.txt", "out/secret.txt", "up/in.txt", "up/one.txt"]
+    assert src.problems == []
+    assert src.read_bytes("out/secret.txt") == b"s"
+    fresh = open_source(str(tmp_path / "src"), follow_links=True)  # read before listing
+    assert fresh.read_bytes("one.txt") == b"1"
+    with pytest.raises(SourceError, match="refusing"):
+        fresh.read_bytes("../one.txt")  # a path that climbs is still refused
+
+
+@pytest.mark.parametrize(
+    "make,says",
+    [
+        (lambda p: (os.symlink(p / "b", p / "a"), os.symlink(p / "a", p / "b")), "Too many"),
+        (lambda p: os.symlink(p / "gone", p / "a"), "No such file"),
+    ],
+    ids=["loop", "dangling"],
+)
+def test_a_link_that_leads_nowhere_is_refused_saying_why(tmp_path: Path, make, says) -> None:
+    make(tmp_path)
+    with pytest.raises(SourceError, match=f"symbolic link that cannot be followed .*{says}"):
+        open_source(str(tmp_path / "a"))
+
+
+def test_an_empty_path_is_refused_as_empty_not_as_the_current_folder() -> None:
+    with pytest.raises(SourceError, match="an empty path"):
+        open_source("")
+
+
 def test_zip_is_read_in_place_skipping_macos_entries_and_folders(tmp_path: Path) -> None:
     members = [(f"prefix/{k}", v) for k, v in TREE.items()]
     members += [("__MACOSX/prefix/run/._args.json", b"junk"), ("__MACOSX/._top.txt", b"junk")]
