@@ -162,6 +162,7 @@ class _Run:
         self.episodes: list[dict] = []
         self.display: list[str] = []  # folder as the original names it in its messages
         self.extra_t: list[int] = []
+        self.unread: set[int] = set()  # episodes whose trajectory file could not be read
 
 
 def _listdir(path: str, out: Callable[[str], None]) -> list[str]:
@@ -273,9 +274,29 @@ def _read_task(
     task = TaskFolder(rel, domain, task_id, tuple(files))
     light = fmt.light(source, folder_run, task, run_id="score.py", benchmark="osworld")
     ep, q = light.episode, light.quarantine
+    if any(r["reason"] in _FILE_FAULTS and r["location"].endswith(".jsonl") for r in q):
+        run.unread.add(len(run.episodes))
     run.episodes.append(ep)
     run.display.append(display)
-    _traversal_lines(args, ep, q, display, len(jsonl) if original else 1, out)
+    fault = _result_fault(source, f"{rel}/result.txt") if "result.txt" in names else None
+    _traversal_lines(args, ep, q, display, len(jsonl) if original else 1, fault, out)
+
+
+def _result_fault(source: Source, path: str) -> str | None:
+    """The exception the original's `f.readlines()[0]` raises on result.txt before it parses
+    a number (it reads the whole file as UTF-8): UnicodeDecodeError, IndexError for a file
+    without a line, or None."""
+    from deskscore.collectors.source import SourceError
+
+    try:
+        data = source.read_bytes(path)
+    except SourceError:
+        return None  # noted as a file that could not be read
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "UnicodeDecodeError"
+    return "IndexError" if not data else None
 
 
 def _traversal_lines(
@@ -284,9 +305,11 @@ def _traversal_lines(
     q: list[dict],
     display: str,
     n_jsonl: int,
+    fault: str | None,
     out: Callable[[str], None],
 ) -> None:
-    """What the original prints (or where it would stop) while reading one task folder."""
+    """What the original prints (or where it would stop) while reading one task folder;
+    `fault`: the exception it raises reading result.txt (see `_result_fault`)."""
     original = args.compat == "osworld-human"
     has_traj = ep.get("traj_file") is not None
     if original and not has_traj and not args.uitars:
@@ -321,13 +344,18 @@ def _traversal_lines(
                 )
     for row in q:
         if row["reason"] in _FILE_FAULTS:
+            how = (
+                "counted as an empty trajectory (WES+ 0, WES- 0)"
+                if row["location"].endswith(".jsonl")
+                else "task left out as if it had no result"
+            )
             out(
                 f"NOTE: {display}/{_base(row['location'])} could not be read "
-                f"({row['message']}); the original stops here"
+                f"({row['message']}); the original stops here; {how}"
             )
     status = ep.get("result_status")
     if args.uitars and (not has_traj or ep.get("instruction") is None):
-        what = "data.json" if not has_traj else 'a "query" in meta.json'
+        what = "data.json" if not has_traj else '"query" in meta.json'
         out(
             f"NOTE: {display} has no {what}; left out (the original reuses the previous "
             "folder's values here, or stops)"
@@ -339,10 +367,13 @@ def _traversal_lines(
         for _ in range(n_jsonl):
             out(f"Result file not found for {ep['source_task_id']} in {display}")
         return
-    if status in ("empty", "unparseable") and not args.uitars:
+    if status == "ok" and fault is not None and not args.uitars:
+        out(f"NOTE: {display}/result.txt is not UTF-8; the original stops here ({fault}); "
+            "scored from its first line, invalid bytes replaced")  # fmt: skip
+    elif status in ("empty", "unparseable") and not args.uitars:
         raw = ep.get("result_raw")
         if status == "empty":
-            what, exc = "is empty", "IndexError"
+            what, exc = "is empty", fault or "ValueError"
         elif _non_finite(raw):
             if original:
                 return  # float() accepts it: the original scores it, and so do we
@@ -350,7 +381,7 @@ def _traversal_lines(
         elif raw is None:
             return  # unreadable: noted above
         else:
-            what, exc = f"is unparseable ({raw!r})", "ValueError"
+            what, exc = f"is unparseable ({raw!r})", fault or "ValueError"
         stop = f"the original stops here ({exc}); " if exc else ""
         out(f"NOTE: {display}/result.txt {what}; {stop}task left out as if it had no result")
     elif status in ("empty", "unparseable"):
@@ -438,8 +469,8 @@ def main(argv: list[str] | None = None) -> int:
     for ep, row in zip(run.episodes, rows, strict=True):
         if original and ep.get("traj_file") is None:
             continue
-        if row["reward"] is None:
-            continue
+        if row["reward"] is None or (args.uitars and ep.get("instruction") is None):
+            continue  # no result, or (UI-TARS) no query: left out, as its NOTE said
         keys.add(ep.get("instruction") if args.uitars else (ep["domain"], ep["source_task_id"]))
     out(f"Found {len(keys)} trajectories.")
 
@@ -466,6 +497,8 @@ def main(argv: list[str] | None = None) -> int:
         ep, row = run.episodes[m.episode], rows[m.episode]
         shown = (ep.get("instruction") or "") if args.uitars else ep["source_task_id"]
         t, r = row["t_agent"] or 0, row["reward"]
+        if m.episode in run.unread:
+            continue  # its NOTE said how it is counted; the original stopped before any WARN
         note = _zero_steps_note(ep, run.display[m.episode], original)
         if note:
             out(note)

@@ -556,6 +556,8 @@ def test_a_fifo_named_traj_jsonl_is_noted_instead_of_waited_on(tmp_path, human_d
     [note] = [ln for ln in p.stdout.splitlines() if "traj.jsonl could not be read" in ln]
     assert f"{run}/{d1}/{t1}/traj.jsonl" in note and "FIFO" in note
     assert "Found 2 trajectories." in p.stdout
+    assert "is empty; the original divides by zero" not in p.stdout  # it was not read
+    assert f"WARN: Task '{d1}/{t1}'" not in p.stdout
 
 
 def test_a_folder_that_cannot_be_listed_is_a_one_line_error(
@@ -659,3 +661,34 @@ def test_task_and_domain_folders_linked_from_elsewhere_are_read_as_the_original_
     ours = run_score(args, cwd=human_dirs["verified"])
     assert _without_second_form(ours.stdout) == original.stdout
     assert "NOTE" not in ours.stdout
+
+
+@pytest.mark.parametrize(
+    "result",
+    [b"", b"\n", b"  \r\n", b"\xe91\n", b"1\n\xe9\n", b"abc\n"],
+    ids=["no-line", "blank-line", "spaces", "latin-1", "latin-1-after", "text"],
+)
+def test_a_note_names_the_exception_the_original_stops_with_on_result_txt(
+    tmp_path, human_dirs, peer, result
+):
+    human = human_in_listdir_order(human_dirs["verified"])
+    d, t, _, _ = human[0]
+    run = write_run(tmp_path / "run", [Folder(d, t, [b'{"step_num": 1}\n'], None)])
+    (run / d / t / "result.txt").write_bytes(result)
+    args = ["--result-path", str(run)]
+    original = run_score(args, cwd=human_dirs["verified"], script=peer)
+    assert original.returncode != 0
+    exception = original.stderr.strip().splitlines()[-1].split(":", 1)[0]
+    [note] = [ln for ln in run_score(args, cwd=human_dirs["verified"]).stdout.splitlines()
+              if "result.txt" in ln]  # fmt: skip
+    assert f"the original stops here ({exception})" in note
+
+
+def test_a_uitars_folder_without_a_query_is_not_counted_as_a_trajectory(tmp_path, human_dirs):
+    (tmp_path / "run" / "a").mkdir(parents=True)
+    (tmp_path / "run" / "a" / "data.json").write_text('[{"inner_step": [{"score": 1}]}]')
+    args = ["--result-path", str(tmp_path / "run"), "--uitars"]
+    p = run_score([*args, "--human-path", str(human_dirs["verified"])], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert 'has no "query" in meta.json; left out' in p.stdout
+    assert "Found 0 trajectories." in p.stdout
