@@ -263,7 +263,7 @@ class ChatClient:
             return bad(f"reply body larger than {MAX_BODY_BYTES} bytes: not a chat completion")
         try:
             data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             excerpt = raw[:_EXCERPT].decode("utf-8", "replace")
             return bad(f"reply body is not JSON: {excerpt!r}")
         if not isinstance(data, dict):

@@ -221,7 +221,7 @@ def _recorded(row: dict) -> Any:
     if isinstance(extra, str) and '"action"' in extra:
         try:
             value = json.loads(extra).get("action")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             return None
         return value
     return None

@@ -33,6 +33,7 @@ from dataclasses import replace
 from typing import Any
 
 from deskscore.collectors import limits
+from deskscore.collectors.json_text import scrub_surrogates
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.osworld import (
     EpisodeCalls,
@@ -40,7 +41,6 @@ from deskscore.collectors.osworld import (
     QuarantineRows,
     dumps_json,
     read_episode_calls,
-    scrub_surrogates,
     summarise,
 )
 from deskscore.collectors.source import TOO_LARGE, Source, SourceError, read_document

@@ -299,6 +299,16 @@ def read_human_dir(
                 )
             )
             continue
+        except RecursionError:
+            quarantine.append(
+                _quarantine(
+                    source, loc, "invalid_json",
+                    f"{loc}: JSON nested too deeply to read; the task is left out "
+                    f"(OSWorld-Human's score.py stops here). Fix or re-download the file.",
+                    text[:_EXCERPT],
+                )
+            )  # fmt: skip
+            continue
         skip = None
         try:
             data["id"]

@@ -44,3 +44,18 @@ def json_writer(
         return "".join(write(value, 0))
 
     return encode
+
+
+def scrub_surrogates(obj: Any) -> Any:
+    """Replace lone surrogates (legal in JSON escapes, illegal in UTF-8) so Arrow can store them."""
+    if isinstance(obj, str):
+        try:
+            obj.encode("utf-8")
+        except UnicodeEncodeError:
+            return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in obj)
+        return obj
+    if isinstance(obj, list):
+        return [scrub_surrogates(v) for v in obj]
+    if isinstance(obj, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in obj.items()}
+    return obj

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from deskscore.collectors import limits
 from deskscore.collectors.actions import action_rows, parse_action
 from deskscore.collectors.ids import canonical_task_id
-from deskscore.collectors.json_text import json_writer
+from deskscore.collectors.json_text import json_writer, scrub_surrogates
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.lines import Counted, LongLine, blocks, iter_lines
 from deskscore.collectors.source import Source, SourceError, read_document
@@ -140,21 +140,6 @@ def _excerpt(raw: bytes) -> str:
 dumps_json = json_writer(sort_keys=True)
 """`json.dumps(obj, sort_keys=True, ensure_ascii=False)`: the text of a step's info and
 leftover keys."""
-
-
-def scrub_surrogates(obj: Any) -> Any:
-    """Replace lone surrogates (legal in JSON escapes, illegal in UTF-8) so Arrow can store them."""
-    if isinstance(obj, str):
-        try:
-            obj.encode("utf-8")
-        except UnicodeEncodeError:
-            return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in obj)
-        return obj
-    if isinstance(obj, list):
-        return [scrub_surrogates(v) for v in obj]
-    if isinstance(obj, dict):
-        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in obj.items()}
-    return obj
 
 
 def as_int32(v: Any) -> int | None:

@@ -120,7 +120,7 @@ def _read_args(source: Source, run_path: str, q: _Q) -> tuple[dict | None, str |
             continue
         try:
             args = json.loads(text)
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:
             q.add(path, "invalid_json", f"args.json is not valid JSON ({e}); run facts come from "
                   "the folder names instead; fix the file and re-ingest", text)  # fmt: skip
             continue
@@ -160,7 +160,7 @@ def _read_results_json(source: Source, path: str, q: _Q) -> dict | None:
         return None
     try:
         data = json.loads(text)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:
         q.add(path, "invalid_json", f"summary is not valid JSON ({e}); reported scores are left "
               "empty; fix the file and re-ingest", text)  # fmt: skip
         return None

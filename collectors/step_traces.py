@@ -59,6 +59,7 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from deskscore.collectors.ids import canonical_task_id
+from deskscore.collectors.json_text import scrub_surrogates
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.osworld import (
     EpisodeCalls,
@@ -69,7 +70,6 @@ from deskscore.collectors.osworld import (
     load_json_file,
     parse_result,
     read_steps,
-    scrub_surrogates,
     summarise,
 )
 from deskscore.collectors.run_meta import RunMeta, read_run_meta

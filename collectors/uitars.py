@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from deskscore.collectors.actions import action_rows, parse_action
+from deskscore.collectors.json_text import scrub_surrogates
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.osworld import (
     EpisodeRead,
@@ -20,7 +21,6 @@ from deskscore.collectors.osworld import (
     as_int32,
     dumps_json,
     parse_result,
-    scrub_surrogates,
     summarise,
 )
 from deskscore.collectors.source import Source, SourceError, read_document

@@ -43,12 +43,14 @@ import functools
 import json
 import math
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from operator import itemgetter
 from typing import Any, NamedTuple
 
 import orjson
 
+from deskscore.collectors.json_text import scrub_surrogates
 from deskscore.collectors.numbers import finite_float
 from deskscore.collectors.timestamps import parse_action_timestamp
 
@@ -166,6 +168,17 @@ def count(value: Any) -> int | None:
     return None
 
 
+_MAX_STEP = 2**31 - 1
+"""The largest step number a warehouse column (int32) holds."""
+
+
+def step_number(value: Any) -> int | None:
+    """A step number: a count an int32 holds; anything else None (a larger one made the
+    run's columns fail to build, stopping the ingest)."""
+    n = count(value)
+    return n if n is not None and n <= _MAX_STEP else None
+
+
 def seconds(value: Any) -> float | None:
     """A duration in seconds: a finite non-negative number; anything else None."""
     v = finite_float(value)
@@ -185,9 +198,10 @@ def _sub(d: dict, key: str, field: str) -> Any:
 
 
 def _add(*values: int | None) -> int | None:
-    """Sum of the counts that are known; None only when none is."""
+    """Sum of the counts that are known; None when none is, or when the sum is beyond what a
+    count may be (counts that each fit an int64 may not together)."""
     known = [v for v in values if v is not None]
-    return sum(known) if known else None
+    return count(sum(known)) if known else None
 
 
 def parse_usage(obj: Any) -> Usage | None:
@@ -469,8 +483,8 @@ def _entry_call(entry: dict, stage_hint: str | None, model_hint: str | None) -> 
         return None
     step = None
     for k in _STEP_KEYS:
-        if k in entry and count(entry[k]) is not None:
-            step = count(entry[k])
+        if k in entry and step_number(entry[k]) is not None:
+            step = step_number(entry[k])
             break
     fmt = usage.format if usage is not None else "flat"
     return Call(normalise_stage(stage_raw), stage_raw, model, usage, latency, _started(entry),
@@ -503,8 +517,8 @@ def _load(data: bytes) -> Any:
     entries of a run), else the standard parser (a BOM, NaN, or a precise error message)."""
     try:
         return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return json.loads(data.decode("utf-8-sig"))
+    except orjson.JSONDecodeError:  # lone surrogates, which orjson refuses, are replaced
+        return scrub_surrogates(json.loads(data.decode("utf-8-sig")))
 
 
 def file_calls(data: bytes) -> tuple[list[Call], list[UsageProblem]]:
@@ -612,19 +626,19 @@ def _entry_columns(entries: list) -> CallColumns | None:
         return None
     keys = set(shapes.pop())
     try:
-        usages = _column(entries, keys, _USAGE_KEYS, None)
+        usages = _column(entries, keys, _USAGE_KEYS, list)
         if usages is None or set(map(type, usages)) != {dict}:
             return None
         for shape in set(map(frozenset, usages)):
             if shape & _NOT_CHAT or not {"prompt_tokens", "completion_tokens"} & shape:
                 return None
-        stage_raw = _column(entries, keys, _STAGE_KEYS, _str)
-        model = _column(entries, keys, _MODEL_KEYS, _str)
-        latency = _column(entries, keys, _LATENCY_S + _LATENCY_MS, seconds)
+        stage_raw = _column(entries, keys, _STAGE_KEYS, _each(_str))
+        model = _column(entries, keys, _MODEL_KEYS, _each(_str))
+        latency = _column(entries, keys, _LATENCY_S + _LATENCY_MS, _each(seconds))
         if latency is not None and not keys & set(_LATENCY_S):  # milliseconds
             latency = [v / 1000.0 if v is not None else None for v in latency]
-        started = _column(entries, keys, _STARTED, parse_time)
-        step = _column(entries, keys, _STEP_KEYS, _counts)
+        started = _column(entries, keys, _STARTED, _each(parse_time))
+        step = _column(entries, keys, _STEP_KEYS, _steps)
     except _NotCommon:
         return None
     n = len(entries)
@@ -648,29 +662,43 @@ def _entry_columns(entries: list) -> CallColumns | None:
     )  # fmt: skip
 
 
-def _column(entries: list, keys: set, options: tuple[str, ...], convert: Any) -> list | None:
-    """The converted values of the first of `options` the entries hold (None when they hold
-    none). `_entry_call` moves on to the next option for a value that converts to None (or
-    is None, with no conversion): where another option is held, such a value declines the
+def _column(
+    entries: list, keys: set, options: tuple[str, ...], convert: Callable[[list], list]
+) -> list | None:
+    """`convert` (a column in, a column out) of the values of the first of `options` the
+    entries hold (None when they hold none). `_entry_call` moves on to the next option for a
+    value that converts to None: where another option is held, such a value declines the
     list."""
     held = [k for k in options if k in keys]
     if not held:
         return None
-    values = list(map(itemgetter(held[0]), entries))
-    if convert is _counts:
-        out = _counts(values)
-    else:
-        out = values if convert is None else list(map(convert, values))
+    out = convert(list(map(itemgetter(held[0]), entries)))
     if len(held) > 1 and None in out:
         raise _NotCommon
     return out
 
 
-def _counts(values: list) -> list[int | None]:
-    """`count` of each value: a list of non-negative ints is its own counts, checked whole."""
-    if values and set(map(type, values)) == {int} and 0 <= min(values) <= max(values) <= _MAX_COUNT:
+def _each(convert: Callable[[Any], Any]) -> Callable[[list], list]:
+    """A column conversion applying `convert` value by value."""
+    return lambda values: list(map(convert, values))
+
+
+def _whole(values: list, top: int, one: Callable[[Any], int | None]) -> list[int | None]:
+    """`one` of each value: a list of ints from 0 to `top` is its own result, checked whole
+    (in C) rather than value by value."""
+    if values and set(map(type, values)) == {int} and 0 <= min(values) <= max(values) <= top:
         return values
-    return list(map(count, values))
+    return list(map(one, values))
+
+
+def _counts(values: list) -> list[int | None]:
+    """`count` of each value."""
+    return _whole(values, _MAX_COUNT, count)
+
+
+def _steps(values: list) -> list[int | None]:
+    """`step_number` of each value."""
+    return _whole(values, _MAX_STEP, step_number)
 
 
 # --------------------------------------------------------------------------- rows

@@ -191,6 +191,40 @@ def test_run_metadata_files_are_parsed_safely_and_never_evaluated(
     assert not marker.exists()
 
 
+_DEEP = b'{"a":' * 3000 + b"1" + b"}" * 3000
+"""Valid JSON nested deeper than Python's parser goes (RecursionError, not ValueError)."""
+
+
+@pytest.mark.parametrize("where", ["args.json", "summary/results.json"])
+def test_run_metadata_nested_too_deep_to_parse_is_quarantined_as_invalid_json(
+    sandbox: Path, write_tree, where: str
+) -> None:
+    files = {f"{RUN}/{where}": _DEEP, f"{RUN}/{TASK}/traj.jsonl": b'{"step_num": 1}\n',
+             f"{RUN}/{TASK}/result.txt": b"1.0\n"}  # fmt: skip
+    with open_source(str(write_tree(sandbox / "deep", files))) as src:
+        [run] = discover(src.files())
+        meta = read_run_meta(src, run, run_id="r", benchmark="osworld")
+    assert [(q["location"].rsplit("/", 1)[-1], q["reason"]) for q in meta.quarantine] == [
+        (where.rsplit("/", 1)[-1], "invalid_json")
+    ]
+
+
+def test_a_human_file_nested_too_deep_to_parse_is_quarantined_and_the_others_read(
+    tmp_path: Path,
+) -> None:
+    from deskscore.collectors.human import read_human_dir
+
+    good = {"id": "t1", "human-ground-truth": {"single-action": ["a"], "grouped-action": ["a"]}}
+    (tmp_path / "chrome").mkdir()
+    (tmp_path / "chrome" / "t1.json").write_text(json.dumps(good))
+    (tmp_path / "chrome" / "deep.json").write_bytes(_DEEP)
+    tasks, _, quarantine = read_human_dir(tmp_path, version="test")
+    assert [t["task_id"] for t in tasks] == ["t1"]
+    assert [(q["location"], q["reason"]) for q in quarantine] == [
+        ("chrome/deep.json", "invalid_json")
+    ]
+
+
 @SETTINGS
 @given(data=st.one_of(st.binary(max_size=300), _json_values.map(lambda v: json.dumps(v).encode())),
        meta=st.one_of(st.binary(max_size=100), _json_values.map(lambda v: json.dumps(v).encode())))  # fmt: skip
@@ -400,7 +434,8 @@ _STEP = {"step_num": 1, "action_timestamp": "20250101@120000", "action": "pyauto
 _FORMATS = {
     "osworld": {
         f"{RUN}/args.json": {"max_steps": 15, "temperature": 1.0},
-        f"{RUN}/{TASK}/traj.jsonl": [_STEP],
+        f"{RUN}/{TASK}/traj.jsonl": [_STEP, {"step_num": 2, "action": "pyautogui.click(1, 2)",
+            "usage": {"input_tokens": 5, "cache_read_input_tokens": 1, "output_tokens": 2}}],
         f"{RUN}/{TASK}/token_usage.json": {"calls": [
             {"step": 1, "module": "m", "latency_ms": 3, "started_at": 1751984600,
              "usage": {"prompt_tokens": 3, "completion_tokens": 1}}]},
@@ -408,7 +443,8 @@ _FORMATS = {
     "claude_messages": {
         f"{RUN}/{TASK}/traj.jsonl": [{"step_num": 1, "action": "pyautogui.click(1, 2)"}],
         f"{RUN}/{TASK}/messages.json": [
-            {"role": "assistant", "usage": {"input_tokens": 5, "output_tokens": 2},
+            {"role": "assistant", "usage": {"input_tokens": 5, "output_tokens": 2,
+                                            "cache_read_input_tokens": 1},
              "content": [{"type": "tool_use", "id": "t", "name": "computer",
                           "input": {"action": "left_click", "coordinate": [1, 2]}}]}],
     },
@@ -437,20 +473,50 @@ _FORMAT_NAMES = {"claude_messages": "osworld", "step_traces": "step-traces"}
 """Format names where they differ: Claude messages files are read by the OSWorld format."""
 
 
-@pytest.mark.parametrize("big", [10**400, 2**63, -(10**400)], ids=["1e400", "2**63", "-1e400"])
+def _every_string(value: object, text: str) -> object:
+    """`value` with every string value in it (not a key) replaced by `text`."""
+    if isinstance(value, str):
+        return text
+    if isinstance(value, list):
+        return [_every_string(v, text) for v in value]
+    if isinstance(value, dict):
+        return {k: _every_string(v, text) for k, v in value.items()}
+    return value
+
+
+_BIG = [10**400, 2**63, -(10**400), 2**62, 2**31]
+"""Beyond a float, beyond an int64, two of them beyond an int64 (a sum of counts), beyond an
+int32 (a step number)."""
+
+
+@pytest.mark.parametrize("big", _BIG, ids=["1e400", "2**63", "-1e400", "2**62", "2**31"])
 @pytest.mark.parametrize("name", sorted(_FORMATS))
 def test_every_number_of_every_format_out_of_range_still_reads_and_conforms(
     sandbox: Path, write_tree, name: str, big: int
 ) -> None:
-    """Every format's files with each number replaced by one no float or int64 holds: read as
-    ingest reads them, every row conforms (before, 9 of these 15 cases raised OverflowError)."""
+    """Every format's files with each number replaced by one a column may not hold: read as
+    ingest reads them, every row conforms (before, 9 of the first 15 cases raised
+    OverflowError, and 2 of the sums and steps stopped the ingest)."""
+    _read_and_conform(sandbox, write_tree, name, lambda d: _every_number(d, big))
+
+
+@pytest.mark.parametrize("name", sorted(_FORMATS))
+def test_every_string_of_every_format_a_lone_surrogate_still_reads_and_conforms(
+    sandbox: Path, write_tree, name: str
+) -> None:
+    """A lone surrogate is a legal JSON escape and no UTF-8 text: each string value holding
+    one (a usage file's made the ingest stop, naming no file) is read and stored replaced."""
+    _read_and_conform(sandbox, write_tree, name, lambda d: _every_string(d, "a\ud800b"))
+
+
+def _read_and_conform(sandbox: Path, write_tree, name: str, change) -> None:
     from deskscore.collectors.formats import get
     from deskscore.collectors.layout import discover_source
 
     files: dict[str, bytes] = {}
     for rel, doc in _FORMATS[name].items():
         lines = doc if rel.endswith(".jsonl") else [doc]
-        files[rel] = "\n".join(json.dumps(_every_number(d, big)) for d in lines).encode()
+        files[rel] = "\n".join(json.dumps(change(d)) for d in lines).encode()
     if name == "step_traces":
         files["run/results.csv"] = f"task_id,score\n{TASK.split('/')[1]},1\n".encode()
     elif name != "uitars":
@@ -468,4 +534,5 @@ def test_every_number_of_every_format_out_of_range_still_reads_and_conforms(
                 conform_rows("episodes", [calls.read.episode])
                 conform_rows("steps", calls.read.steps)
                 conform_rows("quarantine", calls.read.quarantine)
+                conform_rows("llm_calls", list(calls.llm_calls))
                 conform_rows("llm_calls", list(calls.llm_calls))
