@@ -172,14 +172,15 @@ def _distinct(parts: list[dict[str, str]]) -> list[dict[str, str]]:
     return [dict(p) for p in sorted({tuple(sorted(p.items())) for p in parts})]
 
 
-def _gone(wh: Any, work: list[Any]) -> set[str]:
-    """Runs the ingest stage found gone from their source (see IngestStage.run)."""
-    from deskscore.pipelines.stages.ingest import GONE, STAGE
+def _left_out(wh: Any, work: list[Any], reason: str) -> set[str]:
+    """Runs the ingest stage left out with a run-level quarantine row of `reason` (gone from
+    their source, or holding a value they cannot store: see IngestStage.run)."""
+    from deskscore.pipelines.stages.ingest import STAGE
 
     out = set()
     for w in work:
         reasons = wh.read("quarantine", w.partition, columns=["reason"], file=STAGE)
-        if GONE in reasons.column(0).to_pylist():
+        if reason in reasons.column(0).to_pylist():
             out.add(w.key.run_id)
     return out
 
@@ -235,7 +236,12 @@ def _ingest(
     from deskscore.pipelines.jobs.compaction import compact_tables
     from deskscore.pipelines.jobs.score import check_outputs
     from deskscore.pipelines.stages.elements import SourceItem
-    from deskscore.pipelines.stages.ingest import IngestStage, write_source_problems
+    from deskscore.pipelines.stages.ingest import (
+        GONE,
+        UNSTORABLE,
+        IngestStage,
+        write_source_problems,
+    )
 
     how = {"benchmark": options.benchmark, "layout": options.layout, "trial_of": options.trial_of}
     recorded = options.recorded
@@ -278,10 +284,13 @@ def _ingest(
             engine = used if engine == "direct" else engine
         check_outputs(wh, [stage], work)
         after = _stored_hashes(wh, run_ids)
-        gone = _gone(wh, work)
+        gone = _left_out(wh, work, GONE)
+        not_written = gone | _left_out(wh, work, UNSTORABLE)
         unchanged = 0
         if not options.force:
-            unchanged = sum(1 for r, h in after.items() if r not in gone and before.get(r) == h)
+            unchanged = sum(
+                1 for r, h in after.items() if r not in not_written and before.get(r) == h
+            )
         listed = {
             listing.uri: {(w.key.benchmark, w.key.run_id) for w in listing.runs}
             for listing in listings
@@ -302,7 +311,7 @@ def _ingest(
         files_seen=sum(listing.n_files for listing in listings),
         task_folders=sum(listing.n_task_folders for listing in listings),
         runs_found=len(work),
-        runs_written=len(work) - len(gone) - unchanged,
+        runs_written=len(work) - len(not_written) - unchanged,
         runs_unchanged=unchanged,
         runs_gone=len(gone),
         runs_dropped=dropped,

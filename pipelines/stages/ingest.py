@@ -19,6 +19,12 @@ STAGE = "ingest"
 """Each stage keeps its own quarantine file in a run's partition, so one never erases another's."""
 GONE = "unreadable_source"
 """The quarantine reason of a run whose source changed under the ingest."""
+UNSTORABLE = "unstorable_run"
+"""The quarantine reason of a run holding a value its tables cannot store (one no reader's
+check foresaw): the run is left out, the ingest goes on."""
+_UNSTORABLE_ERRORS = (ValueError, TypeError, OverflowError, UnicodeError, RecursionError)
+"""What building a run's Arrow tables raises on such a value (Arrow's own errors derive from
+ValueError and TypeError)."""
 
 
 def sorted_quarantine(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -70,12 +76,13 @@ class IngestStage(RunStage):
         super().teardown()
 
     def missing(self, wh: Any, work: RunWork) -> list[str]:
-        """A run gone from its source while it was ingested has a quarantine row instead of
-        its tables (the next ingest reads the source again)."""
+        """A run gone from its source while it was ingested, or holding a value its tables
+        cannot store, has a quarantine row instead of its tables (the next ingest reads the
+        source again)."""
         gaps = super().missing(wh, work)
         if gaps and wh.read("quarantine", work.partition, file=STAGE).num_rows:
             reasons = wh.read("quarantine", work.partition, columns=["reason"], file=STAGE)
-            if GONE in reasons.column(0).to_pylist():
+            if {GONE, UNSTORABLE} & set(reasons.column(0).to_pylist()):
                 return []
         return gaps
 
@@ -115,6 +122,21 @@ class IngestStage(RunStage):
             self.wh.write("runs", [run], part)  # same tables; only the stamp or names moved
         return True
 
+    def _quarantine_run(self, work: RunWork, reason: str, message: str) -> None:
+        """The run's one quarantine row, in place of its tables."""
+        key = work.key
+        row = {
+            "run_id": key.run_id,
+            "benchmark": key.benchmark,
+            "source": key.source,
+            "location": work.run_path,
+            "line_no": None,
+            "reason": reason,
+            "message": message,
+            "excerpt": None,
+        }
+        self.wh.write("quarantine", [row], work.partition, file=STAGE)
+
     def run(self, work: RunWork, opened: tuple[Any, Any] | None = None) -> None:
         """Read and write the run `work` names, from `opened` (its source and RunFolder,
         when the caller has just listed it) or from this worker's open sources."""
@@ -131,19 +153,20 @@ class IngestStage(RunStage):
         else:
             problem = f"{key.source}: run {work.run_path or '.'} is gone from the source"
         if run is None:
-            row = {
-                "run_id": key.run_id,
-                "benchmark": key.benchmark,
-                "source": key.source,
-                "location": work.run_path,
-                "line_no": None,
-                "reason": GONE,
-                "message": problem + "; ingest it again",
-                "excerpt": None,
-            }
-            self.wh.write("quarantine", [row], part, file=STAGE)
+            self._quarantine_run(work, GONE, problem + "; ingest it again")
             return
-        read = read_run(source, run, work)
+        try:
+            read = read_run(source, run, work)
+        except _UNSTORABLE_ERRORS as exc:
+            where = f"{key.source}!{work.run_path}" if work.run_path else key.source
+            self._quarantine_run(
+                work,
+                UNSTORABLE,
+                f"{where}: the run holds a value its tables cannot store "
+                f"({type(exc).__name__}: {exc}); the run was left out, the rest ingested. "
+                "Please report it with the file that holds the value",
+            )
+            return
         read.run.update(self.run_fields)
         progress.tick("episodes", read.n_episodes)
         if not self.force and self._unchanged(part, read.run):

@@ -304,3 +304,49 @@ def test_an_ingest_imports_no_compute_module_it_does_not_need(
         "print(code, 'pyarrow.compute' in sys.modules, 'ctypes.util' in sys.modules)\n"
     )
     assert fresh_python(code).splitlines()[-1] == "0 False False"
+
+
+def test_a_run_holding_a_value_its_tables_cannot_store_is_quarantined_and_the_rest_ingested(
+    small_archive, tmp_path
+) -> None:
+    """A reader (here a plugin format) hands over a value no check of its foresaw, a word
+    where a coordinate goes: that run gets one quarantine row naming it and the error, and
+    the ingest goes on with the other sources."""
+    import importlib.util
+    import json
+    import sys
+    from dataclasses import replace
+
+    from deskscore.collectors import formats
+
+    name = "steps_json_format"
+    plugin = Path(__file__).parents[2] / "collectors" / "plugin" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, plugin)
+    assert spec is not None and spec.loader is not None
+    module = sys.modules.setdefault(name, importlib.util.module_from_spec(spec))
+    spec.loader.exec_module(module)
+
+    def read_episode(*args, **kwargs):
+        got = module.read_episode(*args, **kwargs)
+        got.read.steps[0]["x"] = "left"
+        return got
+
+    fmt = formats.register(replace(module.FORMAT, name="odd_steps", read_episode=read_episode))
+    try:
+        task = tmp_path / "odd" / "run" / "chrome" / "t1"
+        task.mkdir(parents=True)
+        (task / "steps.json").write_text(json.dumps(["pyautogui.click(1, 2)", "DONE"]))
+        (task / "score.txt").write_text("1\n")
+        wh = tmp_path / "wh"
+        sources = (str(tmp_path / "odd"), str(small_archive["zip"]))
+        run_ingest(IngestOptions(str(wh), sources=sources, engine="direct", workers=1))
+    finally:
+        formats.unregister(fmt.name)
+    con = connect(wh)
+    assert con.sql("SELECT count(*) FROM runs").fetchall() == [(1,)]
+    [(location, message)] = con.sql(
+        "SELECT location, message FROM quarantine WHERE reason = 'unstorable_run'"
+    ).fetchall()
+    assert location == "run"
+    assert f"{tmp_path / 'odd'}!run: the run holds a value its tables cannot store" in message
+    assert "left" in message and "the rest ingested" in message
