@@ -103,6 +103,13 @@ class Manifest:
         return cls(int(value["generation"]), tables, list(value.get("retired", [])))
 
 
+class WarehouseDamaged(Exception):
+    """A warehouse file that cannot be what the manifest says it is (emptied, cut short,
+    deleted or overwritten by hand, a disk that lost a write). Not a commit in progress:
+    writers replace files by rename, so reading again would not help. The message names the
+    file and what to do; the CLI prints it as one line."""
+
+
 def check_format(value: Mapping[str, Any]) -> Mapping[str, Any]:
     """`value`, a generation's JSON, if it is in this version's layout; else ValueError."""
     if value.get("format") != FORMAT:
@@ -143,11 +150,46 @@ def _loads(data: bytes) -> Any:
 
 def current_generation(root: str | os.PathLike[str]) -> int | None:
     """The generation CURRENT names, or None for a warehouse without a manifest."""
+    path = manifest_dir(root) / CURRENT
     try:
-        text = (manifest_dir(root) / CURRENT).read_text().strip()
+        text = path.read_text(errors="replace").strip()
     except FileNotFoundError:
         return None
+    if not text.isascii() or not text.isdigit():
+        raise _damaged(root, path, f"names no generation ({text[:40]!r})")
     return int(text)
+
+
+def _damaged(root: str | os.PathLike[str], path: Path, what: str) -> WarehouseDamaged:
+    """The error for a manifest file that cannot be read: which file, and the way back.
+
+    Readers do not fall back on their own to an older generation: that would serve tables
+    without the last commits and hide the damage, and a writer building on it would make
+    the loss final. The newest intact generation is named so that a person decides."""
+    older = sorted(
+        (int(p.stem) for p in manifest_dir(root).glob("*.json") if p.stem.isdigit()),
+        reverse=True,
+    )
+    for generation in older:
+        candidate = generation_file(root, generation)
+        if candidate == path:
+            continue
+        try:
+            Manifest.from_json(_loads(candidate.read_bytes()))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        way_back = (
+            f"the newest intact generation is {candidate.name}: to go back to it, write "
+            f"{generation} into {manifest_dir(root) / CURRENT} and write again what was "
+            "committed after it (e.g. `deskscore ingest SOURCE --force`)"
+        )
+        break
+    else:
+        way_back = "no intact generation is left: ingest the sources again into a new warehouse"
+    return WarehouseDamaged(
+        f"{path}: the warehouse's manifest is damaged: it {what}; {way_back}, or restore "
+        f"{manifest_dir(root)} from a backup"
+    )
 
 
 _last_parsed: tuple[tuple[int, int, int, int], Manifest] | None = None
@@ -165,24 +207,40 @@ def read_manifest(root: str | os.PathLike[str]) -> Manifest | None:
     runs a generation file is 2 MB that takes 40 ms to parse, so a file this process parsed
     already is not parsed again: each caller gets its own copy of the tables."""
     global _last_parsed
+    missing = None
     for _ in range(5):
         generation = current_generation(root)
         if generation is None:
             return None
+        path = generation_file(root, generation)
         try:
-            with open(generation_file(root, generation), "rb") as fh:
+            with open(path, "rb") as fh:
                 st = os.fstat(fh.fileno())
                 key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
                 last = _last_parsed  # one read of the global: another thread may replace it
                 if last is not None and last[0] == key:
                     parsed = last[1]
                 else:
-                    parsed = Manifest.from_json(_loads(fh.read()))
+                    parsed = _parse(root, path, fh.read())
                     _last_parsed = (key, parsed)
         except FileNotFoundError:
+            # a commit collects only generations older than the one CURRENT names: the same
+            # generation missing twice is not a commit racing this read
+            if generation == missing:
+                raise _damaged(root, path, "is missing, though CURRENT names it") from None
+            missing = generation
             continue
         return parsed.copy()
     raise RuntimeError(f"{root}: the manifest kept changing while it was read; try again")
+
+
+def _parse(root: str | os.PathLike[str], path: Path, data: bytes) -> Manifest:
+    """The generation in `data`, read from `path` (written whole by one rename, so a file
+    that does not parse is damaged, not being written)."""
+    try:
+        return Manifest.from_json(_loads(data))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _damaged(root, path, f"is not a readable generation ({exc})") from None
 
 
 def generation_files(root: str | os.PathLike[str], generation: int) -> tuple[set[str], list[str]]:
@@ -220,6 +278,7 @@ __all__ = [
     "MANIFEST_DIR",
     "Entry",
     "Manifest",
+    "WarehouseDamaged",
     "check_format",
     "current_generation",
     "generation_file",

@@ -249,9 +249,13 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
     """Every finding about `warehouse`; `sources=False` skips re-reading the archives."""
     from deskscore.collectors.formats import get as get_format
     from deskscore.collectors.warehouse import Warehouse
+    from deskscore.schemas.manifest import WarehouseDamaged
 
     wh = Warehouse(Path(warehouse))
-    problems = _manifest_problems(wh)
+    try:
+        problems = _manifest_problems(wh)
+    except WarehouseDamaged as exc:  # no version to check the tables against
+        return CheckResult([str(exc)], ["the warehouse's manifest is damaged"])
     if problems:  # the tables cannot be read as they are: say what is broken, nothing more
         return CheckResult(problems, ["the warehouse's current version lists broken files"])
     problems, n_files = _schema_problems(wh)

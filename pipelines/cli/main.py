@@ -4,7 +4,7 @@ A command module declares its arguments in `add_parser(sub)` (the options of a j
 its options class, pipelines/options.py) and sets `handler=run`; `beam=True` marks the
 commands that run a Beam job, which pass Beam's own options on (see cli.beam_options); any
 other option a command does not know is an error. `run(args, beam_args)` returns the exit
-code; a UserError is printed as one line, without a traceback.
+code; a UserError (or a damaged warehouse) is printed as one line, without a traceback.
 """
 
 from __future__ import annotations
@@ -93,6 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from deskscore.pipelines.cli.output import say
     from deskscore.pipelines.infra.extras import MissingExtra, require
     from deskscore.pipelines.infra.runner import RunnerUnavailable, check_runner, runner_args
+    from deskscore.schemas.manifest import WarehouseDamaged
 
     argv = list(sys.argv[1:] if argv is None else argv)
     after: list[str] = []
@@ -115,7 +116,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "beam", False):
             check_runner(runner_args(beam_args, None))  # before the warehouse is touched
         return args.handler(args, beam_args)
-    except (UserError, RunnerUnavailable, MissingExtra, settings.SettingsError) as exc:
+    except (
+        UserError,
+        RunnerUnavailable,
+        MissingExtra,
+        settings.SettingsError,
+        WarehouseDamaged,
+    ) as exc:
         say(f"deskscore {args.command}: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:

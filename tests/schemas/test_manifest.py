@@ -78,3 +78,41 @@ def _screenshots(root: Path) -> dict[str, manifest.Entry]:
     current = manifest.read_manifest(root)
     assert current is not None
     return current.tables["screenshots"]
+
+
+def _damaged_message(root: Path) -> str:
+    with pytest.raises(manifest.WarehouseDamaged) as caught:
+        manifest.read_manifest(root)
+    return str(caught.value)
+
+
+def test_a_current_pointer_that_names_no_generation_is_reported_as_damage(tmp_path: Path) -> None:
+    _warehouse(tmp_path, 2)
+    newest = generation_file(tmp_path, current_generation(tmp_path) or 0)
+    pointer = manifest.manifest_dir(tmp_path) / manifest.CURRENT
+    for text in ("", "garbage\n"):
+        pointer.write_text(text)
+        message = _damaged_message(tmp_path)
+        assert str(pointer) in message and "names no generation" in message
+        assert f"newest intact generation is {newest.name}" in message
+
+
+def test_a_generation_file_gone_from_disk_is_damage_not_a_manifest_that_keeps_changing(
+    tmp_path: Path,
+) -> None:
+    _warehouse(tmp_path, 2)
+    newest = current_generation(tmp_path)
+    (manifest.manifest_dir(tmp_path) / manifest.CURRENT).write_text("99\n")
+    message = _damaged_message(tmp_path)
+    assert str(generation_file(tmp_path, 99)) in message and "is missing" in message
+    assert f"write {newest} into" in message  # the way back: the newest intact generation
+
+
+def test_a_truncated_generation_is_reported_with_the_newest_intact_one(tmp_path: Path) -> None:
+    _warehouse(tmp_path, 2)
+    newest = generation_file(tmp_path, current_generation(tmp_path) or 0)
+    newest.write_bytes(newest.read_bytes()[:50])
+    message = _damaged_message(tmp_path)
+    assert str(newest) in message and "not a readable generation" in message
+    older = generation_file(tmp_path, (current_generation(tmp_path) or 0) - 1)
+    assert f"newest intact generation is {older.name}" in message

@@ -183,3 +183,18 @@ def test_loops_on_a_scored_warehouse_without_loop_files_lists_none(
     assert not wh.files("loop_spans")
     assert main(["loops", "--warehouse", str(copy)]) == 0
     assert "deskscore score" not in capsys.readouterr().out
+
+
+def test_a_damaged_manifest_is_reported_by_check_and_other_commands_name_it(
+    copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from deskscore.schemas.manifest import CURRENT, manifest_dir
+
+    pointer = manifest_dir(copy) / CURRENT
+    pointer.write_text("")
+    assert main(["check", "--warehouse", str(copy), "--no-sources"]) == 1
+    out = capsys.readouterr().out
+    assert "check FAILED: 1 problem(s)" in out and str(pointer) in out
+    assert main(["sql", "SELECT count(*) FROM runs", "--warehouse", str(copy)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(pointer) in err and "Traceback" not in err
