@@ -110,6 +110,19 @@ class WarehouseDamaged(Exception):
     file and what to do; the CLI prints it as one line."""
 
 
+def unreadable_file(table: str, path: Path, exc: BaseException) -> WarehouseDamaged:
+    """The error for a data file the manifest lists that cannot be read: a file is never
+    changed once written, so one gone or cut short is damage, and writing it again is the way
+    back (the same words `deskscore check` reports it with)."""
+    what = (
+        "missing" if isinstance(exc, FileNotFoundError) else f"not a readable Parquet file ({exc})"
+    )
+    return WarehouseDamaged(
+        f"{table}: {path} is listed but {what}; re-run the job that writes {table} with "
+        "--force (`deskscore ingest SOURCE --force` for the tables ingest writes)"
+    )
+
+
 def check_format(value: Mapping[str, Any]) -> Mapping[str, Any]:
     """`value`, a generation's JSON, if it is in this version's layout; else ValueError."""
     if value.get("format") != FORMAT:
@@ -290,4 +303,5 @@ __all__ = [
     "split_partition",
     "split_slot",
     "table_files",
+    "unreadable_file",
 ]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from deskscore.schemas import TABLES
+from deskscore.schemas.manifest import unreadable_file
 from deskscore.sql.loader import define_views, empty_relation, plan, table_files
 from deskscore.sql.references import words
 
@@ -38,16 +39,21 @@ temporary directory even when file access is off), no extension fetched or loade
 stored on disk, no Python variable of the caller's read as a table."""
 
 
-def _dataset(files: Sequence[Path]) -> Any:
-    """The files of one table as one Arrow dataset, every column any file has (a file older
-    than a column reads it as nulls, as DuckDB's union_by_name does)."""
+def _dataset(name: str, files: Sequence[Path]) -> Any:
+    """The files of table `name` as one Arrow dataset, every column any file has (a file
+    older than a column reads it as nulls, as DuckDB's union_by_name does)."""
     import pyarrow as pa
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
 
-    paths = [str(f) for f in files]
-    schema = pa.unify_schemas([pq.read_schema(p) for p in paths], promote_options="permissive")
-    return ds.dataset(paths, schema=schema, format="parquet")
+    schemas = []
+    for path in files:
+        try:
+            schemas.append(pq.read_schema(str(path)))
+        except (OSError, pa.ArrowException) as exc:  # deleted, cut short, overwritten
+            raise unreadable_file(name, path, exc) from None
+    schema = pa.unify_schemas(schemas, promote_options="permissive")
+    return ds.dataset([str(f) for f in files], schema=schema, format="parquet")
 
 
 def _quote(text: str) -> str:
@@ -93,7 +99,7 @@ def confined_connect(
     for name in needed.tables:  # one version of the warehouse for every table
         files = listed[name]
         if files:
-            con.register(f"files_{name}", _dataset(files))
+            con.register(f"files_{name}", _dataset(name, files))
             # by name with the typed empty relation: a column no file has yet reads as null
             con.execute(
                 f"CREATE OR REPLACE TEMP VIEW raw_{name} AS SELECT * FROM files_{name} "

@@ -266,8 +266,27 @@ def connect(
     if needed.tables:
         files = table_files(Path(warehouse).resolve())
         for name in needed.tables:
-            con.execute(
-                f"CREATE OR REPLACE TEMP VIEW raw_{name} AS {_raw_relation(name, files[name])}"
-            )
+            try:
+                con.execute(
+                    f"CREATE OR REPLACE TEMP VIEW raw_{name} AS {_raw_relation(name, files[name])}"
+                )
+            except duckdb.Error:  # DuckDB reads the footers here: a file deleted or cut short
+                _raise_unreadable(name, files[name])
+                raise
     define_views(con, needed.views)
     return con
+
+
+def _raise_unreadable(name: str, files: Sequence[Path]) -> None:
+    """Raise the error naming the first of `files` whose footer cannot be read (what DuckDB
+    failed on, as one line that says what to do); return if every one can be."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from deskscore.schemas.manifest import unreadable_file
+
+    for path in files:
+        try:
+            pq.read_metadata(str(path))
+        except (OSError, pa.ArrowException) as exc:
+            raise unreadable_file(name, path, exc) from None

@@ -50,6 +50,7 @@ from deskscore.schemas.manifest import (
     slot_key,
     split_partition,
     split_slot,
+    unreadable_file,
 )
 
 if TYPE_CHECKING:
@@ -358,13 +359,16 @@ class Warehouse:
         for rel, groups in sorted(by_file.items()):
             # one open per file, footer and rows (read_table would open it again through
             # pyarrow.dataset, whose import alone costs a one-run command 50 ms)
-            with pq.ParquetFile(base / rel) as pf:
-                present = set(pf.schema_arrow.names)
-                wanted = [n for n in schema.names if n in present]
-                if groups is None:
-                    data = pf.read(columns=wanted)
-                else:
-                    data = pf.read_row_groups(sorted(groups), columns=wanted)
+            try:
+                with pq.ParquetFile(base / rel) as pf:
+                    present = set(pf.schema_arrow.names)
+                    wanted = [n for n in schema.names if n in present]
+                    if groups is None:
+                        data = pf.read(columns=wanted)
+                    else:
+                        data = pf.read_row_groups(sorted(groups), columns=wanted)
+            except (OSError, pa.ArrowException) as exc:  # deleted, cut short, overwritten
+                raise unreadable_file(name, base / rel, exc) from None
             parts.append(_conform(data, schema))
         return pa.concat_tables(parts)
 

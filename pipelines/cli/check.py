@@ -51,13 +51,18 @@ def _keys(wh: object, name: str) -> list[tuple]:
     return list(zip(*(data.column(c).to_pylist() for c in cols), strict=True))
 
 
-def _manifest_problems(wh: Any) -> list[str]:
-    """Files the current version lists that are missing, and packs holding row groups no
-    slot claims (rows a reader of the whole file would see twice, or stale)."""
-    from deskscore.collectors.warehouse import runs_in_pack
+def _manifest_problems(wh: Any) -> tuple[list[str], dict[Path, int | None]]:
+    """Files the current version lists that are missing or cannot be read (cut short,
+    overwritten), and packs holding row groups no slot claims (rows a reader of the whole
+    file would see twice, or stale); with the schema version of every file, each footer
+    read once."""
+    from deskscore.collectors.warehouse import runs_in_pack, schema_version_of
     from deskscore.schemas import TABLES
+    from deskscore.schemas.manifest import unreadable_file
 
     problems = []
+    versions: dict[Path, int | None] = {}
+    unreadable: set[Path] = set()  # named once, and a pack's footer not read again
     manifest = wh.manifest()
     for name in TABLES:
         claimed: dict[str, set[int]] = {}
@@ -68,7 +73,17 @@ def _manifest_problems(wh: Any) -> list[str]:
                     f"{name}: {path} is listed but missing ({key}); re-run the job that "
                     f"writes {name} with --force"
                 )
-            elif entry.groups is not None:
+                continue
+            if path in unreadable:
+                continue
+            if path not in versions:
+                try:
+                    versions[path] = schema_version_of(path)
+                except Exception as e:  # a truncated or foreign file
+                    problems.append(str(unreadable_file(name, path, e)))
+                    unreadable.add(path)
+                    continue
+            if entry.groups is not None:
                 claimed.setdefault(entry.file, set()).update(entry.groups)
         for file, groups in sorted(claimed.items()):
             path = wh.table_dir(name) / file
@@ -79,28 +94,19 @@ def _manifest_problems(wh: Any) -> list[str]:
                     "claims: its rows would be read twice or stale; run the job again to "
                     "repack it"
                 )
-    return problems
+    return problems, versions
 
 
-def _schema_problems(wh: object) -> tuple[list[str], int]:
-    from deskscore.collectors.warehouse import SCHEMA_VERSION, schema_version_of
-    from deskscore.schemas import TABLES
+def _schema_problems(wh: Any, versions: dict[Path, int | None]) -> list[str]:
+    """Files written under another schema version than this one's."""
+    from deskscore.collectors.warehouse import SCHEMA_VERSION
 
-    problems, n_files = [], 0
-    for name in TABLES:
-        for path in wh.files(name):  # type: ignore[attr-defined]
-            n_files += 1
-            try:
-                version = schema_version_of(path)
-            except Exception as e:  # a truncated or foreign file
-                problems.append(f"{path}: not a readable Parquet file ({e}); delete it and re-run")
-                continue
-            if version != SCHEMA_VERSION:
-                problems.append(
-                    f"{path}: schema version {version}, expected {SCHEMA_VERSION}; re-run the job "
-                    f"that writes {name}"
-                )
-    return problems, n_files
+    return [
+        f"{path}: schema version {version}, expected {SCHEMA_VERSION}; re-run the job that "
+        f"writes {path.relative_to(wh.root).parts[0]}"
+        for path, version in sorted(versions.items())
+        if version != SCHEMA_VERSION
+    ]
 
 
 def _source_counts(
@@ -253,13 +259,13 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
 
     wh = Warehouse(Path(warehouse))
     try:
-        problems = _manifest_problems(wh)
+        problems, versions = _manifest_problems(wh)
     except WarehouseDamaged as exc:  # no version to check the tables against
         return CheckResult([str(exc)], ["the warehouse's manifest is damaged"])
     if problems:  # the tables cannot be read as they are: say what is broken, nothing more
         return CheckResult(problems, ["the warehouse's current version lists broken files"])
-    problems, n_files = _schema_problems(wh)
-    facts = [f"{n_files} Parquet file(s) checked for schema version"]
+    problems = _schema_problems(wh, versions)
+    facts = [f"{len(versions)} Parquet file(s) checked for schema version"]
 
     runs = wh.read("runs").to_pylist()
     run_ids = {r["run_id"] for r in runs}

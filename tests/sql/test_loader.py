@@ -215,3 +215,16 @@ def test_sql_that_lists_the_catalog_sees_every_view_as_ever(
     expected = every_view.sql(sql).fetchall()
     assert connect(root, only=sql).sql(sql).fetchall() == expected
     assert len(expected) > len(mart_names()) or "query_table" in sql
+
+
+def test_a_data_file_cut_short_is_one_error_naming_it_not_duckdbs(tmp_path) -> None:
+    from deskscore.schemas.manifest import WarehouseDamaged
+
+    wh = Warehouse(tmp_path)
+    row = {"run_id": "r1", "benchmark": "b", "source": "s", "location": "f", "reason": "x"}
+    wh.write("quarantine", [row | {"message": "m"}], {"benchmark": "b", "run_id": "r1"})
+    [path] = wh.files("quarantine")
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(WarehouseDamaged, match="not a readable Parquet file") as caught:
+        connect(tmp_path, only="SELECT * FROM quarantine")
+    assert str(path) in str(caught.value) and "--force" in str(caught.value)

@@ -316,3 +316,19 @@ def test_collecting_old_files_reads_each_generation_once_and_what_the_manifest_l
     for _ in range(KEEP_GENERATIONS):
         wh.write("quarantine", [_q(100)], PART)
     assert not first.exists()  # still collected once no kept generation lists it
+
+
+@pytest.mark.parametrize("damage", ["cut short", "deleted"])
+def test_a_data_file_cut_short_or_deleted_is_one_error_naming_it(tmp_path, damage: str) -> None:
+    from deskscore.schemas.manifest import WarehouseDamaged
+
+    wh = Warehouse(tmp_path)
+    wh.write("quarantine", [_q(0)], PART)
+    [path] = wh.files("quarantine")
+    if damage == "deleted":
+        path.unlink()
+    else:
+        path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(WarehouseDamaged, match="--force") as caught:
+        Warehouse(tmp_path).read("quarantine")
+    assert str(path) in str(caught.value)

@@ -198,3 +198,26 @@ def test_a_damaged_manifest_is_reported_by_check_and_other_commands_name_it(
     assert main(["sql", "SELECT count(*) FROM runs", "--warehouse", str(copy)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(pointer) in err and "Traceback" not in err
+
+
+def test_a_pack_cut_short_is_named_once(copy: Path) -> None:
+    Warehouse(copy).compact(["runs"], min_files=2)
+    [pack] = Warehouse(copy).files("runs")
+    pack.write_bytes(pack.read_bytes()[:100])
+    problems = check_warehouse(copy, sources=False).problems
+    assert len(problems) == 1 and f"{pack} is listed but not a readable" in problems[0]
+
+
+def test_a_data_file_cut_short_is_named_by_check_and_other_commands_in_one_line(
+    copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    steps = _one_file(copy, "steps")
+    steps.write_bytes(steps.read_bytes()[:100])
+    assert main(["check", "--warehouse", str(copy), "--no-sources"]) == 1
+    out = capsys.readouterr().out
+    assert "check FAILED: 1 problem(s)" in out
+    assert f"{steps} is listed but not a readable Parquet file" in out and "--force" in out
+    for command in (["sql", "SELECT count(*) FROM steps"], ["loops"]):  # Arrow, DuckDB
+        assert main([*command, "--warehouse", str(copy)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and str(steps) in err and "Traceback" not in err
