@@ -366,6 +366,12 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
                     f"{run['source']}!{path}: {n} line(s) in the source, {held[path]} in the "
                     "warehouse; re-ingest the run"
                 )
+        gone = [p for p in held if p is not None and p not in lines] if n_tasks else []
+        for path in sorted(gone):  # (a run gone whole is one problem, above)
+            problems.append(
+                f"{run['source']}!{path}: {held[path]} line(s) in the warehouse, but the file "
+                "is no longer in the source; re-ingest the run"
+            )
     facts.append(
         f"{len(runs)} run(s); {len(runs) - unreachable} re-counted from their source"
         + (f", {unreachable} source(s) not reachable (not re-counted)" if unreachable else "")

@@ -104,6 +104,23 @@ def test_a_source_that_grew_lines_after_ingest_is_reported(
     assert any(traj.name in p and "in the source" in p for p in problems), problems
 
 
+def test_a_trajectory_file_deleted_from_the_source_after_ingest_is_reported(
+    small_archive: dict[str, Path], tmp_path: Path
+) -> None:
+    results = Path(shutil.copytree(small_archive["results"], tmp_path / "results"))
+    root = tmp_path / "wh"
+    assert main(["ingest", str(results), "--warehouse", str(root), "--engine", "direct"]) == 0
+    traj = sorted(results.rglob("traj.jsonl"))[0]
+    n = len(traj.read_bytes().splitlines())
+    traj.unlink()  # its task folder stays (result.txt): the task count alone does not change
+    problems = check_warehouse(root).problems
+    rel = traj.relative_to(results).as_posix()
+    assert [p for p in problems if rel in p] == [
+        f"{results}!{rel}: {n} line(s) in the warehouse, but the file is no longer "
+        "in the source; re-ingest the run"
+    ], problems
+
+
 # ---------------------------------------------------------------- the states a job can leave
 
 
