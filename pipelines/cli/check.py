@@ -111,11 +111,11 @@ def _schema_problems(wh: Any, versions: dict[Path, int | None]) -> list[str]:
 
 def _source_counts(
     source_uri: str, run_id: str, layout: str | None = None
-) -> tuple[dict[str, int], int] | None:
-    """Lines of each trajectory file and the task folders of one run, re-read from its source
-    and found as ingest found them (with the `layout` it recorded, or default discovery; the
-    format's own count when it has one); None when the source cannot be opened any more
-    (moved, offline)."""
+) -> tuple[dict[str, int | None], int] | None:
+    """Lines of each trajectory file (None for one listed but unreadable: its quarantine row
+    accounts for it) and the task folders of one run, re-read from its source and found as
+    ingest found them (with the `layout` it recorded, or default discovery; the format's own
+    count when it has one); None when the source cannot be opened any more (moved, offline)."""
     from deskscore.collectors.formats import get
     from deskscore.collectors.layout import discover_source
     from deskscore.collectors.lines import count_stream_lines
@@ -134,7 +134,7 @@ def _source_counts(
         counter = get(runs[0].format).count_lines
         if counter is not None:
             return counter(src, runs[0]), len(runs[0].tasks)
-        lines: dict[str, int] = {}
+        lines: dict[str, int | None] = {}
         for task in runs[0].tasks:
             for name in task.files:
                 if name.endswith(".jsonl"):
@@ -143,7 +143,7 @@ def _source_counts(
                         with src.open(path) as stream:  # streamed: never held whole
                             lines[path] = count_stream_lines(stream)
                     except SourceError:
-                        continue
+                        lines[path] = None
         return lines, len(runs[0].tasks)
 
 
@@ -361,7 +361,7 @@ def check_warehouse(warehouse: str | os.PathLike[str], *, sources: bool = True) 
             )
         held = {e["traj_file"]: e["n_lines"] for e in episodes if e["run_id"] == rid}
         for path, n in sorted(lines.items()):
-            if path in held and held[path] != n:
+            if path in held and n is not None and held[path] != n:
                 problems.append(
                     f"{run['source']}!{path}: {n} line(s) in the source, {held[path]} in the "
                     "warehouse; re-ingest the run"

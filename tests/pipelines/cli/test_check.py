@@ -121,6 +121,21 @@ def test_a_trajectory_file_deleted_from_the_source_after_ingest_is_reported(
     ], problems
 
 
+def test_a_trajectory_member_that_cannot_be_read_is_not_reported_as_gone(tmp_path: Path) -> None:
+    """Its quarantine row accounts for it; it is still in the source (a bad CRC here)."""
+    import zipfile
+
+    task = "pyautogui/screenshot/m/chrome/030eeff7-b492-4218-b312-701ec99ee0cc"
+    archive = tmp_path / "run.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as z:
+        z.writestr(f"{task}/traj.jsonl", b'{"step_num": 1, "action": "pyautogui.click(1, 2)"}\n')
+        z.writestr(f"{task}/result.txt", b"1\n")
+    archive.write_bytes(archive.read_bytes().replace(b'"step_num": 1', b'"step_num": 7', 1))
+    root = tmp_path / "wh"
+    assert main(["ingest", str(archive), "--warehouse", str(root), "--engine", "direct"]) == 0
+    assert check_warehouse(root).problems == []
+
+
 # ---------------------------------------------------------------- the states a job can leave
 
 
