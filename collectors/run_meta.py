@@ -15,6 +15,7 @@ import json
 import math
 from typing import Any, NamedTuple
 
+from deskscore.collectors.json_text import scrub_surrogates
 from deskscore.collectors.layout import RunFolder
 from deskscore.collectors.numbers import finite_float
 from deskscore.collectors.source import Source, SourceError, read_document
@@ -109,6 +110,12 @@ def _args_fit(args: dict, run_path: str) -> bool:
     return not isinstance(model, str) or not model or f"/{model}/" in f"/{run_path}/"
 
 
+def _parsed(text: str) -> Any:
+    """The JSON value of `text`, lone surrogates (legal escapes, no UTF-8) replaced."""
+    value = json.loads(text)
+    return scrub_surrogates(value) if "\\u" in text else value
+
+
 def _read_args(source: Source, run_path: str, q: _Q) -> tuple[dict | None, str | None]:
     """The nearest args.json at or above the run root that describes this run."""
     for folder in _ancestors(run_path):
@@ -119,7 +126,7 @@ def _read_args(source: Source, run_path: str, q: _Q) -> tuple[dict | None, str |
         if text is None:
             continue
         try:
-            args = json.loads(text)
+            args = _parsed(text)
         except (ValueError, RecursionError) as e:
             q.add(path, "invalid_json", f"args.json is not valid JSON ({e}); run facts come from "
                   "the folder names instead; fix the file and re-ingest", text)  # fmt: skip
@@ -159,7 +166,7 @@ def _read_results_json(source: Source, path: str, q: _Q) -> dict | None:
     if text is None:
         return None
     try:
-        data = json.loads(text)
+        data = _parsed(text)
     except (ValueError, RecursionError) as e:
         q.add(path, "invalid_json", f"summary is not valid JSON ({e}); reported scores are left "
               "empty; fix the file and re-ingest", text)  # fmt: skip

@@ -142,6 +142,7 @@ class IngestStage(RunStage):
         when the caller has just listed it) or from this worker's open sources."""
         from deskscore.collectors.source import SourceError
         from deskscore.pipelines.stages.read import read_run
+        from deskscore.schemas import conform_rows
 
         key, part = work.key, work.partition
         try:
@@ -155,8 +156,11 @@ class IngestStage(RunStage):
         if run is None:
             self._quarantine_run(work, GONE, problem + "; ingest it again")
             return
-        try:
+        try:  # every table of the run built before any is written: all of them, or none
             read = read_run(source, run, work)
+            read.run.update(self.run_fields)
+            run_row = conform_rows("runs", [read.run])
+            quarantine = conform_rows("quarantine", sorted_quarantine(read.quarantine))
         except _UNSTORABLE_ERRORS as exc:
             where = f"{key.source}!{work.run_path}" if work.run_path else key.source
             self._quarantine_run(
@@ -167,17 +171,15 @@ class IngestStage(RunStage):
                 "Please report it with the file that holds the value",
             )
             return
-        read.run.update(self.run_fields)
         progress.tick("episodes", read.n_episodes)
         if not self.force and self._unchanged(part, read.run):
             progress.tick("runs unchanged")
             return
-        quarantine = read.quarantine
-        self.wh.write("runs", [read.run], part)
+        self.wh.write("runs", run_row, part)
         for name, table in read.tables.items():  # interactions: formats that record exchanges
             self.wh.write(name, table, part)
-        if quarantine:
-            self.wh.write("quarantine", sorted_quarantine(quarantine), part, file=STAGE)
+        if quarantine.num_rows:
+            self.wh.write("quarantine", quarantine, part, file=STAGE)
         else:
             self.wh.remove("quarantine", part, file=STAGE)
         progress.tick("runs written")

@@ -433,7 +433,8 @@ _STEP = {"step_num": 1, "action_timestamp": "20250101@120000", "action": "pyauto
          "model_usage": {"model_time": 1.5, "prompt_tokens": 10, "completion_tokens": 2}}  # fmt: skip
 _FORMATS = {
     "osworld": {
-        f"{RUN}/args.json": {"max_steps": 15, "temperature": 1.0},
+        f"{RUN}/args.json": {"max_steps": 15, "temperature": 1.0, "model": "model-x",
+                             "action_space": "pyautogui"},
         f"{RUN}/{TASK}/traj.jsonl": [_STEP, {"step_num": 2, "action": "pyautogui.click(1, 2)",
             "usage": {"input_tokens": 5, "cache_read_input_tokens": 1, "output_tokens": 2}}],
         f"{RUN}/{TASK}/token_usage.json": {"calls": [
