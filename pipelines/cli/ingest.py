@@ -184,7 +184,7 @@ def ingest(options: IngestOptions) -> Ingested:
     went in against what came out. UserError when no source holds a task folder (the
     warehouse this created is removed again) or the options are wrong."""
     from deskscore.collectors.archives import SourceListError, expand_sources
-    from deskscore.pipelines.jobs.ingest import run_ingest
+    from deskscore.pipelines.jobs.ingest import IngestOptionError, run_ingest
 
     started = time.perf_counter()
     try:
@@ -196,7 +196,7 @@ def ingest(options: IngestOptions) -> Ingested:
     with writing(options.warehouse, "ingest", options.wait, counters):
         try:
             result = run_ingest(options.replace(sources=tuple(sources)))
-        except ValueError as exc:  # a bad --layout
+        except IngestOptionError as exc:  # a bad --layout, an empty name
             _drop_new_warehouse(options.warehouse, new_warehouse)
             raise UserError(str(exc)) from None
         report = reconciliation(options.warehouse, result.plan.todo, result, result.plan.unchanged)

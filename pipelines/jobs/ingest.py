@@ -192,6 +192,11 @@ def _list(item: tuple[str, str | None], **how: Any) -> Any:
     return list_source(item[0], item[1], how["benchmark"], how["layout"], how["trial_of"])
 
 
+class IngestOptionError(ValueError):
+    """An option of the ingest that cannot work (a bad --layout, an empty name), found before
+    anything is read."""
+
+
 def run_ingest(options: IngestOptions) -> IngestResult:
     """Ingest `options.sources` (paths, URLs, globs, @list files) into the warehouse.
 
@@ -199,17 +204,21 @@ def run_ingest(options: IngestOptions) -> IngestResult:
     source, a run whose content hash is unchanged keeps its files. Sources are listed here,
     then each run is read and written by the ingest stage (see `infra.runner.run_stages`);
     only when every run's tables are there are the sources recorded as ingested. Afterwards
-    small files are packed. Raises ValueError for a bad layout, before anything is read."""
+    small files are packed. Raises IngestOptionError for a bad layout or name, before
+    anything is read."""
     from deskscore.collectors.archives import expand_sources
     from deskscore.collectors.layout import parse_layout
     from deskscore.pipelines.infra.local import local_pool
     from deskscore.pipelines.infra.runner import local_workers
 
     if options.layout is not None:
-        parse_layout(options.layout)
+        try:
+            parse_layout(options.layout)
+        except ValueError as exc:
+            raise IngestOptionError(str(exc)) from None
     for flag, name in (("--agent", options.agent), ("--run-name", options.run_name)):
         if name is not None and not name.strip():
-            raise ValueError(f"{flag} is empty: give a name, or leave the option out")
+            raise IngestOptionError(f"{flag} is empty: give a name, or leave the option out")
     recorded = options.recorded
     plan = plan_ingest(
         sorted(expand_sources(options.sources)),

@@ -350,3 +350,17 @@ def test_a_run_holding_a_value_its_tables_cannot_store_is_quarantined_and_the_re
     assert location == "run"
     assert f"{tmp_path / 'odd'}!run: the run holds a value its tables cannot store" in message
     assert "left" in message and "the rest ingested" in message
+
+
+def test_a_bad_layout_or_an_empty_name_is_an_option_error_before_anything_is_read(
+    small_archive, tmp_path
+) -> None:
+    import pytest
+
+    from deskscore.pipelines.jobs.ingest import IngestOptionError
+
+    zipped = (str(small_archive["zip"]),)
+    for bad in ({"layout": "{nope}"}, {"agent": " "}, {"run_name": ""}):
+        with pytest.raises(IngestOptionError):
+            run_ingest(IngestOptions(str(tmp_path / "wh"), sources=zipped, **bad))
+    assert not (tmp_path / "wh" / "runs").exists()
