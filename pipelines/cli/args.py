@@ -4,6 +4,7 @@ format and digits, and the run filter."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 from deskscore.pipelines.cli.output import FORMATS
 
@@ -44,17 +45,40 @@ def summary_format_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def int_in(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse `type=` for an integer from `low` to `high` (no upper bound if None): a
+    value out of range is refused by argparse, in one line naming the option, before it
+    reaches the code that would fail on it."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low or (high is not None and value > high):
+            within = f"from {low} to {high}" if high is not None else f"{low} or more"
+            raise argparse.ArgumentTypeError(f"must be {within}, not {value}")
+        return value
+
+    parse.__name__ = "int"  # argparse names the type in its messages
+    return parse
+
+
+MAX_DIGITS = 15
+"""The most decimals --digits asks for: a double holds no more significant digits."""
+
+
 def digits_arg(p: argparse.ArgumentParser) -> None:
     """--digits, on every command: decimals of the figures in tables. A figure that would show
     as zero while it is not (a cost of $0.0004 at two decimals) shows its first significant
     digits instead, so 0.00 means zero."""
     p.add_argument(
         "--digits",
-        type=int,
+        type=int_in(0, MAX_DIGITS),
         default=None,
         metavar="N",
-        help="decimals of figures in tables; a non-zero figure never shows as 0 (default: "
-        "deskscore.toml's digits, else 2)",
+        help=f"decimals of figures in tables, 0 to {MAX_DIGITS}; a non-zero figure never shows "
+        "as 0 (default: deskscore.toml's digits, else 2)",
     )
 
 

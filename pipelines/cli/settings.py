@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from deskscore.pipelines.cli.args import MAX_DIGITS
 from deskscore.sql.cells import DEFAULT_DIGITS
 
 CONFIG_FILE = "deskscore.toml"
@@ -59,6 +60,8 @@ def file_settings(folder: str | os.PathLike[str] = ".") -> dict[str, Any]:
         ok = isinstance(value, kind) or (kind is float and isinstance(value, int))
         if not ok or isinstance(value, bool):
             raise SettingsError(f"{path}: {key} must be a {kind.__name__}, not {value!r}")
+        if key == "digits" and not 0 <= value <= MAX_DIGITS:
+            raise SettingsError(f"{path}: digits must be from 0 to {MAX_DIGITS}, not {value}")
         out[key] = kind(value)
     return out
 
