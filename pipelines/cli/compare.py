@@ -14,7 +14,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from deskscore.pipelines.cli.args import warehouse_arg
+from deskscore.pipelines.cli.args import int_in, warehouse_arg
 from deskscore.pipelines.cli.common import UserError, existing_warehouse
 from deskscore.pipelines.cli.output import FORMATS, render, say
 from deskscore.scorers.config import (
@@ -51,13 +51,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--compat", choices=COMPAT_MODES)
     p.add_argument(
         "--resamples",
-        type=int,
+        type=int_in(1),
         default=DEFAULT_BOOTSTRAP_RESAMPLES,
         help=f"bootstrap resamples (default {DEFAULT_BOOTSTRAP_RESAMPLES})",
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=int_in(0),
         default=DEFAULT_BOOTSTRAP_SEED,
         help=f"the bootstrap's seed (default {DEFAULT_BOOTSTRAP_SEED})",
     )
