@@ -61,6 +61,22 @@ def check_out(warehouse: str | os.PathLike[str], out: str | os.PathLike[str]) ->
     )
 
 
+def _check_target(target: Path, out: str | os.PathLike[str], fmt: str) -> None:
+    """ExportError, before any query runs, for an --out that cannot take what `fmt` writes: a
+    file format onto a folder (or no path at all), hf's folder onto a file."""
+    if not os.fspath(out):
+        raise ExportError("--out is empty: name the file to write (the folder with --format hf)")
+    if fmt == HF and target.exists() and not target.is_dir():
+        raise ExportError(
+            f"--out {out}: is a file, and --format hf writes a folder; name a folder (new or "
+            "existing)"
+        )
+    if fmt != HF and target.is_dir():
+        raise ExportError(
+            f"--out {out}: is a folder; name the file to write, e.g. {Path(out) / f'rows.{fmt}'}"
+        )
+
+
 def _write(con: Any, relation: Any, path: Path, fmt: str) -> None:
     if fmt == "parquet":
         relation.write_parquet(str(path))
@@ -110,6 +126,7 @@ def export(
     if fmt != HF and len(items) > 1:
         raise ExportError(f"--format {fmt} writes one file: export one item at a time, or use hf")
     target = check_out(warehouse, out)
+    _check_target(target, out, fmt)
     queries = [query_of(item) for item in items]
     names = [name or f"query_{i + 1}" for i, (_, name) in enumerate(queries)]
     if len(set(names)) != len(names):
@@ -119,10 +136,17 @@ def export(
         finals = [folder / "data" / n / "train-00000-of-00001.parquet" for n in names]
     else:
         finals = [target]
-    folder.mkdir(parents=True, exist_ok=True)
     # The query may write in a fresh folder of its own only, never where the warehouse is;
     # the files are moved into place once written.
-    with tempfile.TemporaryDirectory(dir=folder, prefix=".deskscore-export-") as stage:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        staging = tempfile.TemporaryDirectory(dir=folder, prefix=".deskscore-export-")
+    except OSError as exc:
+        raise ExportError(
+            f"--out {out}: cannot write in {folder} ({exc.strerror or exc}); name a path in a "
+            "folder you can write"
+        ) from None
+    with staging as stage:
         staged = [Path(stage) / f"{i}.{'parquet' if fmt == HF else fmt}" for i in range(len(names))]
         con = confined_connect(warehouse, stage, only=[sql for sql, _ in queries])
         written = []

@@ -152,3 +152,42 @@ def test_hf_export_is_a_folder_datasets_loads(warehouse: Path, tmp_path: Path) -
     )  # fmt: skip
     got = json.loads(loaded.stdout.strip().splitlines()[-1])
     assert got["rows"] == n_episodes and "run_id" in got["columns"]
+
+
+def _refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """The one line `deskscore export` refuses `argv` with (exit 2, no traceback)."""
+    assert main(["export", *argv]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    return err
+
+
+def test_export_into_an_existing_folder_says_so_without_a_traceback(
+    warehouse: Path, tmp_path: Path, capsys
+) -> None:
+    err = _refused(capsys, "runs", "--warehouse", str(warehouse), "--format", "csv",
+                   "--out", str(tmp_path))  # fmt: skip
+    assert f"--out {tmp_path}: is a folder; name the file to write" in err
+    err = _refused(capsys, "runs", "--warehouse", str(warehouse), "--out", "")
+    assert "--out is empty" in err
+
+
+def test_export_hf_onto_an_existing_file_says_so_and_leaves_it(
+    warehouse: Path, tmp_path: Path, capsys
+) -> None:
+    existing = tmp_path / "existing.csv"
+    existing.write_text("hi\n")
+    err = _refused(capsys, "runs", "--warehouse", str(warehouse), "--format", "hf",
+                   "--out", str(existing))  # fmt: skip
+    assert "is a file, and --format hf writes a folder" in err
+    assert existing.read_text() == "hi\n"
+
+
+def test_export_where_no_folder_can_be_made_names_the_folder(
+    warehouse: Path, tmp_path: Path, capsys
+) -> None:
+    (tmp_path / "afile").write_text("x")
+    out = tmp_path / "afile" / "x.csv"
+    err = _refused(capsys, "runs", "--warehouse", str(warehouse), "--format", "csv",
+                   "--out", str(out))  # fmt: skip
+    assert f"--out {out}: cannot write in {tmp_path / 'afile'}" in err
