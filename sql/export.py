@@ -91,16 +91,13 @@ def _escaped(path: Path) -> str:
     return str(path).replace("'", "''")
 
 
-def _relation(con: Any, sql: str) -> Any:
-    import duckdb
+def _first_line(exc: BaseException) -> str:
+    """DuckDB's message without the query excerpt it appends."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
-    try:
-        relation = con.sql(sql)
-    except duckdb.PermissionException:
-        raise
-    except duckdb.Error as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise ExportError(f'{first}; fix the query (views: deskscore sql "SHOW TABLES")') from None
+
+def _relation(con: Any, sql: str) -> Any:
+    relation = con.sql(sql)
     if relation is None:
         raise ExportError(f"not a query, nothing to export: {sql!r}")
     return relation
@@ -157,10 +154,13 @@ def export(
                 [(rows,)] = relation.aggregate("count(*)").fetchall()
                 written.append((name, sql, path, int(rows)))
         except duckdb.PermissionException as exc:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise ExportError(
-                f"{first} (an export reads the warehouse through its views only and writes "
-                f"{target} only)"
+                f"{_first_line(exc)} (an export reads the warehouse through its views only and "
+                f"writes {target} only)"
+            ) from None
+        except duckdb.Error as exc:  # at parse time, or while the rows are computed and written
+            raise ExportError(
+                f'{_first_line(exc)}; fix the query (views: deskscore sql "SHOW TABLES")'
             ) from None
         finally:
             con.close()

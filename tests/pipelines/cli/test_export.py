@@ -191,3 +191,17 @@ def test_export_where_no_folder_can_be_made_names_the_folder(
     err = _refused(capsys, "runs", "--warehouse", str(warehouse), "--format", "csv",
                    "--out", str(out))  # fmt: skip
     assert f"--out {out}: cannot write in {tmp_path / 'afile'}" in err
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "json", "hf"])
+def test_a_query_that_fails_while_running_says_so_in_one_line_as_sql_does(
+    warehouse: Path, tmp_path: Path, capsys, fmt: str
+) -> None:
+    query = "SELECT 'abc'::INT AS x"
+    assert main(["sql", query, "--warehouse", str(warehouse)]) == 2
+    said_by_sql = capsys.readouterr().err.split(": ", 1)[1]
+    err = _refused(capsys, query, "--warehouse", str(warehouse), "--format", fmt,
+                   "--out", str(tmp_path / "out"))  # fmt: skip
+    assert err.split(": ", 1)[1] == said_by_sql
+    assert "Could not convert string 'abc'" in err and "fix the query" in err
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]  # nothing written
