@@ -83,8 +83,25 @@ def _write(con: Any, relation: Any, path: Path, fmt: str) -> None:
     elif fmt == "csv":
         relation.write_csv(str(path), header=True)
     else:  # json: one array of objects, as `deskscore sql --format json` prints
-        relation.create_view("exported_rows", replace=True)
+        _finite(relation).create_view("exported_rows", replace=True)
         con.execute(f"COPY exported_rows TO '{_escaped(path)}' (FORMAT json, ARRAY true)")
+
+
+def _finite(relation: Any) -> Any:
+    """`relation` with NaN and infinity as NULL in its float columns, as `deskscore sql
+    --format json` prints them (pipelines.cli.output): JSON has no word for them, and the
+    bare NaN / Infinity DuckDB's writer would put there are refused by strict readers and
+    jq. Done in DuckDB, so that a large export still streams at DuckDB's speed."""
+    if not any(str(t) in ("DOUBLE", "FLOAT") for t in relation.types):
+        return relation
+    columns = []  # by position (#n): two columns may have one name
+    for n, (name, kind) in enumerate(zip(relation.columns, relation.types, strict=True), 1):
+        value = f"#{n}"
+        if str(kind) in ("DOUBLE", "FLOAT"):
+            value = f"CASE WHEN isfinite({value}) THEN {value} END"
+        quoted = name.replace('"', '""')
+        columns.append(f'{value} AS "{quoted}"')
+    return relation.project(", ".join(columns))
 
 
 def _escaped(path: Path) -> str:

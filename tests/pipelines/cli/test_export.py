@@ -205,3 +205,26 @@ def test_a_query_that_fails_while_running_says_so_in_one_line_as_sql_does(
     assert err.split(": ", 1)[1] == said_by_sql
     assert "Could not convert string 'abc'" in err and "fix the query" in err
     assert not [p for p in tmp_path.rglob("*") if p.is_file()]  # nothing written
+
+
+def test_json_export_writes_nan_and_infinity_as_null_as_sql_prints_them(
+    warehouse: Path, tmp_path: Path, capsys
+) -> None:
+    query = 'SELECT \'-inf\'::DOUBLE AS "x ""q""", \'nan\'::FLOAT AS y, 1.5::DOUBLE AS z, 2 AS i'
+    out = tmp_path / "o.json"
+    assert main(["export", query, "--warehouse", str(warehouse), "--format", "json",
+                 "--out", str(out)]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["sql", query, "--warehouse", str(warehouse), "--format", "json"]) == 0
+    printed = capsys.readouterr().out
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"not JSON: {constant}")
+
+    exported = json.loads(out.read_text(), parse_constant=refuse)
+    assert exported == [{'x "q"': None, "y": None, "z": 1.5, "i": 2}]
+    assert exported == json.loads(printed)
+    twice = "SELECT 1.0::DOUBLE AS a, 'nan'::DOUBLE AS a"  # one name, two columns
+    assert main(["export", twice, "--warehouse", str(warehouse), "--format", "json",
+                 "--out", str(out)]) == 0  # fmt: skip
+    assert json.loads(out.read_text(), parse_constant=refuse) == [{"a": 1.0, "a_1": None}]
