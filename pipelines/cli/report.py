@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import base64
 import io
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
@@ -961,6 +962,32 @@ def _check_runs(con: Any, warehouse: str, run_ids: Sequence[str] | None) -> None
         )
 
 
+def _check_places(out: str, out_dirs: dict[str, Path]) -> None:
+    """UserError, before anything is drawn, for a page or figure folder that cannot be
+    written: an empty --out or one naming a folder, a figure folder that is a file, a folder
+    that cannot be made or written. Their folders are made here."""
+    page = Path(out)
+    if not out:
+        raise UserError("--out is empty: name the HTML file to write, e.g. report.html")
+    if page.is_dir():
+        raise UserError(
+            f"--out {out}: is a folder; name the HTML file, e.g. {page / 'report.html'}"
+        )
+    for fmt, folder in out_dirs.items():
+        if folder.exists() and not folder.is_dir():
+            raise UserError(f"--{fmt} {folder}: is a file; name a folder for the figures")
+    for option, folder in [("--out", page.parent), *((f"--{f}", d) for f, d in out_dirs.items())]:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(
+                f"{option}: cannot make the folder {folder} ({exc.strerror or exc}); name one "
+                "you can write"
+            ) from None
+        if not os.access(folder, os.W_OK):
+            raise UserError(f"{option}: cannot write in {folder}; name a folder you can write")
+
+
 def remove_stale(out_dirs: dict[str, Path], drawn: Sequence[str]) -> list[Path]:
     """Remove, from each figure folder, the files of report figures (FIGURE_NAMES) that this
     report did not draw: left from an earlier one, they would pass for current. Any other
@@ -996,8 +1023,7 @@ def build_report(
     _check_runs(con, warehouse, run_ids)
     folders = {"png": png_dir, "svg": svg_dir, "pdf": pdf_dir}
     out_dirs = {fmt: Path(d) for fmt, d in folders.items() if d}
-    for folder in out_dirs.values():
-        folder.mkdir(parents=True, exist_ok=True)
+    _check_places(out, out_dirs)
     b = _Builder(con, run_ids, out_dirs)
     b.con.execute(
         "CREATE OR REPLACE TEMP TABLE _chosen (run_id VARCHAR, domain VARCHAR, task_id VARCHAR)"
@@ -1038,8 +1064,10 @@ def build_report(
         f"<script>{SORT_SCRIPT}</script></body></html>\n"
     )
     path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page, encoding="utf-8")
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot write it ({exc.strerror or exc})") from None
     return ReportResult(
         path=path,
         sections=[sid for sid, _ in SECTIONS],

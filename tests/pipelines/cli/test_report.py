@@ -320,6 +320,27 @@ def test_an_empty_warehouse_or_an_unknown_run_says_what_is_missing(
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    ("place", "message"),
+    [
+        (["--out", "{dir}"], "--out {dir}: is a folder; name the HTML file"),
+        (["--out", ""], "--out is empty"),
+        (["--out", "{file}/r.html"], "--out: cannot make the folder {file}"),
+        (["--out", "{dir}/r.html", "--png", "{file}"], "--png {file}: is a file; name a folder"),
+    ],
+)
+def test_a_report_it_cannot_write_where_asked_says_so_without_a_traceback(
+    warehouse: Path, tmp_path: Path, capsys, place: list[str], message: str
+) -> None:
+    (tmp_path / "afile").write_text("x")
+    names = {"dir": str(tmp_path), "file": str(tmp_path / "afile")}
+    argv = [a.format(**names) for a in place]
+    assert main(["report", "--warehouse", str(warehouse), *argv]) == 2
+    err = capsys.readouterr().err
+    assert message.format(**names) in err and "Traceback" not in err
+    assert (tmp_path / "afile").read_text() == "x"
+
+
 # -- figures for papers: colours, formats, stale files, drill-downs ---------------------------
 
 
