@@ -23,6 +23,11 @@ class WarehouseBusy(Exception):
     """Another job holds the warehouse's writer lock; the message names it and what to do."""
 
 
+class WarehouseNotWritable(Exception):
+    """The writer lock cannot be made or opened (a read-only warehouse, say); the message names
+    the folder and what to do."""
+
+
 def _holder(handle: int) -> str:
     try:
         text = os.pread(handle, 4096, 0).decode("utf-8", "replace").strip()
@@ -37,11 +42,19 @@ def writer_lock(
 ) -> Iterator[None]:
     """Hold the warehouse's writer lock for the block; wait up to `wait` seconds for it.
 
-    Raises WarehouseBusy when another job still holds it after `wait` seconds.
+    Raises WarehouseBusy when another job still holds it after `wait` seconds, and
+    WarehouseNotWritable when the lock cannot be made (the job could not write either).
     """
     root = Path(warehouse)
-    root.mkdir(parents=True, exist_ok=True)
-    handle = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        handle = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise WarehouseNotWritable(
+            f"cannot take the writer lock {root / LOCK_NAME} ({exc.strerror or exc}): a job "
+            f"that writes needs write access to the warehouse folder {root}; run it as a user "
+            "who can write there, or on a copy of the warehouse in a folder of yours"
+        ) from None
     try:
         deadline = time.monotonic() + max(wait, 0.0)
         while True:
@@ -69,4 +82,4 @@ def writer_lock(
         os.close(handle)
 
 
-__all__ = ["LOCK_NAME", "WarehouseBusy", "writer_lock"]
+__all__ = ["LOCK_NAME", "WarehouseBusy", "WarehouseNotWritable", "writer_lock"]

@@ -36,12 +36,18 @@ def writing(warehouse: str, command: str, wait: float, counters: Sequence[str]) 
     collectors.warehouse.lock) or fail clearly, and show the job's `counters` as they tick."""
     import sys
 
-    from deskscore.collectors.warehouse.lock import WarehouseBusy, writer_lock
+    from deskscore.collectors.warehouse.lock import (
+        WarehouseBusy,
+        WarehouseNotWritable,
+        writer_lock,
+    )
     from deskscore.pipelines.infra import progress
 
     try:
         with writer_lock(warehouse, command, 0.0):  # free: no line about waiting
             pass
+    except WarehouseNotWritable as exc:
+        raise UserError(str(exc)) from None
     except WarehouseBusy as exc:
         if wait:
             holder = str(exc).split(" is writing", 1)[0]
