@@ -82,6 +82,21 @@ def export_folder(warehouse: Path, out: str | None) -> Path:
     return folder
 
 
+def _make_folder(folder: Path, out: str | None) -> None:
+    """The --write folder, made if missing; UserError, before the query runs, when it is a
+    file or cannot be made."""
+    given = f"--out {out}" if out is not None else str(folder)
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"{given}: is a file; name a folder for the files the query writes")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(
+            f"{given}: cannot make the folder {folder} ({exc.strerror or exc}); name one you "
+            "can write"
+        ) from None
+
+
 def _one_line(exc: BaseException) -> str:
     """DuckDB's message without the query excerpt it appends."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
@@ -155,7 +170,7 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     folder = None
     if args.write:
         folder = export_folder(root, args.out)
-        folder.mkdir(parents=True, exist_ok=True)
+        _make_folder(folder, args.out)
     elif args.out is not None:
         raise UserError("--out names where --write writes: pass --write too")
     con = confined_connect(root, folder, only=args.query)  # the views it reads, no others

@@ -223,6 +223,22 @@ def test_an_out_folder_that_holds_the_tables_is_refused(
     assert "--out" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("out", "message"),
+    [("{file}", "--out {file}: is a file"), ("{file}/x", "--out {file}/x: cannot make the folder")],
+)
+def test_write_to_an_out_folder_that_cannot_be_made_says_so_without_a_traceback(
+    warehouse: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], out: str, message: str
+) -> None:
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    argv = ["sql", "SELECT 1", "--warehouse", str(warehouse), "--write"]
+    assert main([*argv, "--out", out.format(file=afile)]) == 2
+    err = capsys.readouterr().err
+    assert message.format(file=afile) in err and "Traceback" not in err
+    assert afile.read_text() == "x"
+
+
 def test_out_without_write_is_refused(
     warehouse: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
