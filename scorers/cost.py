@@ -179,6 +179,10 @@ def load_prices(override: str | Path | None = None) -> PriceTable:
             extra_text = path.read_text(encoding="utf-8-sig")
         except OSError as e:
             raise PriceError(f"{path}: cannot read the price file ({e.strerror or e})") from None
+        except UnicodeDecodeError as e:
+            raise PriceError(
+                f"{path}: the price file is not UTF-8 text (byte {e.start}); save it as UTF-8 CSV"
+            ) from None
         for p in read_prices(extra_text, str(path)):
             prices[p.model.lower()] = p
         digest.update(extra_text.encode())

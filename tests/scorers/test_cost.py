@@ -89,6 +89,13 @@ def test_a_missing_price_file_is_an_error_not_the_bundled_table(tmp_path: Path) 
         load_prices(tmp_path / "nope.csv")
 
 
+def test_a_price_file_that_is_not_utf8_names_the_file_and_what_to_do(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.csv"
+    path.write_bytes(b"model,input_per_mtok\n\xe9,1\n")
+    with pytest.raises(PriceError, match=r"latin1\.csv: the price file is not UTF-8.*save it as"):
+        load_prices(path)
+
+
 def test_cached_tokens_cost_the_cached_rate_and_cache_writes_the_write_rate() -> None:
     cost, reason = call_cost(
         PRICE, prompt_tokens=100_000, cached_prompt_tokens=60_000, cache_write_tokens=10_000,
