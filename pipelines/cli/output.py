@@ -83,6 +83,11 @@ def _json_value(value: Any) -> Any:
     return value
 
 
+def _md_cell(text: str, fmt: str) -> str:
+    """A cell's text with `|` escaped in Markdown, where a bare one would end the cell."""
+    return text.replace("|", "\\|") if fmt == "md" else text
+
+
 def render(
     columns: Sequence[str],
     rows: Sequence[Sequence[Any]],
@@ -105,8 +110,8 @@ def render(
         writer.writerow(columns)
         writer.writerows([[cell_text(v, 12) for v in row] for row in rows])
         return buf.getvalue().rstrip("\n")
-    columns = [printable(str(c)) for c in columns]
-    cells = [[printable(cell_text(v, digits)) for v in row] for row in rows]
+    columns = [_md_cell(printable(str(c)), fmt) for c in columns]
+    cells = [[_md_cell(printable(cell_text(v, digits)), fmt) for v in row] for row in rows]
     numeric = [
         all(
             isinstance(row[i], int | float) and not isinstance(row[i], bool)

@@ -30,3 +30,11 @@ def test_markdown_has_a_header_rule_with_numeric_alignment() -> None:
     lines = render(COLUMNS, ROWS, "md").splitlines()
     assert lines[0].startswith("| agent")
     assert lines[1].endswith(":|")
+
+
+def test_markdown_escapes_a_pipe_in_cells_and_headers_so_each_row_keeps_its_columns() -> None:
+    lines = render(["c|d", "e"], [("a|b", 1)], "md").splitlines()
+    assert lines[0].startswith("| c\\|d ") and lines[2].startswith("| a\\|b ")
+    unescaped = [line.replace("\\|", "") for line in lines]
+    assert {line.count("|") for line in unescaped} == {3}  # two columns in every row
+    assert "a|b" in render(["c|d"], [("a|b",)], "table")  # tables and csv keep the text as is
