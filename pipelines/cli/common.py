@@ -30,6 +30,32 @@ def existing_warehouse(path: str) -> Path:
     return root
 
 
+SHOWN_RUNS = 10
+"""Run ids listed when --run names one the warehouse does not hold."""
+
+
+def check_runs(warehouse: str | Path, run_ids: Sequence[str] | None) -> None:
+    """UserError, saying what to run, when the warehouse holds no run or not those asked: a
+    filter on a run id it does not hold (a typo, a label) would otherwise show nothing."""
+    from deskscore.sql import connect
+
+    con = connect(warehouse, only=["runs"])
+    known = [r for (r,) in con.sql("SELECT DISTINCT run_id FROM runs ORDER BY run_id").fetchall()]
+    if not known:
+        raise UserError(
+            f"the warehouse at {warehouse} holds no run: run 'deskscore ingest SOURCE "
+            f"--warehouse {warehouse}' and 'deskscore score --warehouse {warehouse}' first"
+        )
+    unknown = sorted(set(run_ids or ()) - set(known))
+    if unknown:
+        listed = ", ".join(known[:SHOWN_RUNS]) + (", ..." if len(known) > SHOWN_RUNS else "")
+        raise UserError(
+            f"no run {', '.join(unknown)} in the warehouse at {warehouse} (its runs: {listed}); "
+            f"'deskscore sql \"SELECT run_id, agent, source FROM runs\" --warehouse {warehouse}' "
+            "lists them all"
+        )
+
+
 @contextmanager
 def writing(warehouse: str, command: str, wait: float, counters: Sequence[str]) -> Iterator[None]:
     """Around a job that writes: hold the warehouse's writer lock (see
@@ -60,4 +86,4 @@ def writing(warehouse: str, command: str, wait: float, counters: Sequence[str]) 
         raise UserError(str(exc)) from None
 
 
-__all__ = ["UserError", "existing_warehouse", "writing"]
+__all__ = ["SHOWN_RUNS", "UserError", "check_runs", "existing_warehouse", "writing"]

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from deskscore.pipelines.cli.common import UserError, existing_warehouse, writing
+from deskscore.pipelines.cli.common import UserError, check_runs, existing_warehouse, writing
 from deskscore.pipelines.cli.output import FORMATS, decimals, render, say
 from deskscore.pipelines.options import CostOptions, add_options
 
@@ -164,6 +164,8 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
 
     options = CostOptions.from_args(args, beam_args)
     root = existing_warehouse(options.warehouse)
+    if options.runs:
+        check_runs(root, options.runs)
     if options.prices or _to_price(root, options):
         try:
             # what to price is decided again under the writer lock, where no job changes it

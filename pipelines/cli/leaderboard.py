@@ -16,7 +16,7 @@ from typing import Any
 from deskscore.pipelines.cli.args import runs_arg, warehouse_arg
 from deskscore.pipelines.cli.breakdowns import BY, LEVEL_SOURCES, SPLITS, breakdown_text
 from deskscore.pipelines.cli.columns import leaderboard_columns
-from deskscore.pipelines.cli.common import UserError, existing_warehouse
+from deskscore.pipelines.cli.common import UserError, check_runs, existing_warehouse
 from deskscore.pipelines.cli.intervals import (
     CI_STYLES,
     DEFAULT_METHOD,
@@ -184,6 +184,8 @@ def leaderboard_text(
 
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     existing_warehouse(args.warehouse)
+    if args.runs:
+        check_runs(args.warehouse, args.runs)
     chosen = {
         "human_version": args.human_version,
         "max_steps_scoring": args.max_steps_scoring,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from deskscore.pipelines.cli.args import format_arg, runs_arg, warehouse_arg
-from deskscore.pipelines.cli.common import UserError, existing_warehouse
+from deskscore.pipelines.cli.common import UserError, check_runs, existing_warehouse
 from deskscore.pipelines.cli.output import render, say
 
 WORST_EPISODES_SQL = """
@@ -103,6 +103,8 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     from deskscore.collectors.warehouse import Warehouse
 
     root = existing_warehouse(args.warehouse)
+    if args.runs:
+        check_runs(root, args.runs)
     # scored or not, told by the figures (a run without loops may have no loop_spans file)
     if not Warehouse(root).files("run_scores"):
         raise UserError(

@@ -30,7 +30,7 @@ from deskscore.pipelines.cli.colours import (
     agent_colours,
 )
 from deskscore.pipelines.cli.columns import leaderboard_compact
-from deskscore.pipelines.cli.common import UserError, existing_warehouse
+from deskscore.pipelines.cli.common import UserError, check_runs, existing_warehouse
 from deskscore.pipelines.cli.output import cell_text, say
 from deskscore.pipelines.options import ReportOptions, add_options
 from deskscore.scorers.metrics import metric
@@ -940,28 +940,6 @@ document.querySelectorAll('table.sortable').forEach(function(t){
 """
 
 
-SHOWN_RUNS = 10
-"""Run ids listed when --run names one the warehouse does not hold."""
-
-
-def _check_runs(con: Any, warehouse: str, run_ids: Sequence[str] | None) -> None:
-    """UserError, saying what to run, when the warehouse holds no run or not those asked."""
-    known = [r for (r,) in con.sql("SELECT DISTINCT run_id FROM runs ORDER BY run_id").fetchall()]
-    if not known:
-        raise UserError(
-            f"the warehouse at {warehouse} holds no run: run 'deskscore ingest SOURCE "
-            f"--warehouse {warehouse}' and 'deskscore score --warehouse {warehouse}' first"
-        )
-    unknown = sorted(set(run_ids or ()) - set(known))
-    if unknown:
-        listed = ", ".join(known[:SHOWN_RUNS]) + (", ..." if len(known) > SHOWN_RUNS else "")
-        raise UserError(
-            f"no run {', '.join(unknown)} in the warehouse at {warehouse} (its runs: {listed}); "
-            f"'deskscore sql \"SELECT run_id, agent, source FROM runs\" --warehouse {warehouse}' "
-            "lists them all"
-        )
-
-
 def _check_places(out: str, out_dirs: dict[str, Path]) -> None:
     """UserError, before anything is drawn, for a page or figure folder that cannot be
     written: an empty --out or one naming a folder, a figure folder that is a file, a folder
@@ -1020,7 +998,7 @@ def build_report(
     from deskscore.sql import connect
 
     con = connect(warehouse)
-    _check_runs(con, warehouse, run_ids)
+    check_runs(warehouse, run_ids)
     folders = {"png": png_dir, "svg": svg_dir, "pdf": pdf_dir}
     out_dirs = {fmt: Path(d) for fmt, d in folders.items() if d}
     _check_places(out, out_dirs)
