@@ -378,7 +378,10 @@ def _simple_calls(code: str) -> tuple[SubAction, ...] | None:
 
 # --------------------------------------------------------------------------- regex fallback
 
-_NUM = r"[-+]?+(?:\d++(?:\.\d*+)?+|\.\d++)(?:[eE][-+]?+\d++)?+"
+# No two parts of a pattern may take the same characters (digits, spaces) by turns: a
+# long run of them would be tried in every split, and reading it take quadratic time.
+# (Possessive quantifiers would say so more briefly, but Python 3.11.2 matches some wrong.)
+_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _SQ = r"'(?:[^'\\]|\\.)*'"
 _DQ = r'"(?:[^"\\]|\\.)*"'
 _STR = (
@@ -388,7 +391,7 @@ _STR = (
     r'|"(?:[^"\\\n]|\\.)*"'
     r"|'(?:[^'\\\n]|\\.)*')"
 )
-_CALL = re.compile(r"\bpyautogui\s*+\.\s*+(\w++)\s*+\(|\btime\s*+\.\s*+sleep\s*+\(")
+_CALL = re.compile(r"\bpyautogui\s*\.\s*(\w+)\s*\(|\btime\s*\.\s*sleep\s*\(")
 # The argument text of a call: up to its closing parenthesis, one level of nesting, quotes
 # respected (a triple-quoted literal splits into quoted pieces, which this still accepts).
 # Every alternative starts on a different character, so no input makes it backtrack far.
@@ -396,16 +399,16 @@ _ARGS = re.compile(
     r"(?:[^()'\"]+|" + _SQ + "|" + _DQ + r"|\((?:[^()'\"]|" + _SQ + "|" + _DQ + r")*\))*",
     re.S,
 )
-_XY = re.compile(rf"\s*+\(?\s*+(?:x\s*+=\s*+)?({_NUM})\s*+,\s*+(?:y\s*+=\s*+)?({_NUM})")
+_XY = re.compile(rf"\s*(?:\(\s*)?(?:x\s*=\s*)?({_NUM})\s*,\s*(?:y\s*=\s*)?({_NUM})")
 _SCROLL_XY = re.compile(
-    rf"\s*+(?:clicks\s*+=\s*+)?{_NUM}\s*+,\s*+(?:x\s*+=\s*+)?({_NUM})\s*+,\s*+(?:y\s*+=\s*+)?({_NUM})"
+    rf"\s*(?:clicks\s*=\s*)?{_NUM}\s*,\s*(?:x\s*=\s*)?({_NUM})\s*,\s*(?:y\s*=\s*)?({_NUM})"
 )
-_KW_X = re.compile(rf"(?:^|[\s,(])x\s*+=\s*+({_NUM})")
-_KW_Y = re.compile(rf"(?:^|[\s,(])y\s*+=\s*+({_NUM})")
-_BUTTON = re.compile(r"""\bbutton\s*+=\s*+['"](\w++)['"]""")
-_CLICKS_KW = re.compile(r"\bclicks\s*+=\s*+(\d++)")
+_KW_X = re.compile(rf"(?:^|[\s,(])x\s*=\s*({_NUM})")
+_KW_Y = re.compile(rf"(?:^|[\s,(])y\s*=\s*({_NUM})")
+_BUTTON = re.compile(r"""\bbutton\s*=\s*['"](\w+)['"]""")
+_CLICKS_KW = re.compile(r"\bclicks\s*=\s*(\d+)")
 _STRLIT = re.compile(_STR, re.S)
-_FIRST_STR = re.compile(rf"\s*+(?:message\s*+=\s*+)?\[?\s*+({_STR})", re.S)
+_FIRST_STR = re.compile(rf"\s*(?:message\s*=\s*)?(?:\[\s*)?({_STR})", re.S)
 
 
 def _literal(token: str) -> str:
