@@ -30,6 +30,20 @@ def existing_warehouse(path: str) -> Path:
     return root
 
 
+def make_folder(folder: Path, given: str, purpose: str) -> None:
+    """Make the output folder `folder` (named by the option `given`, e.g. "--out x"), or raise
+    UserError before anything is written: it is a file, or it cannot be made."""
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"{given}: is a file; name a folder for {purpose}")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(
+            f"{given}: cannot make the folder {folder} ({exc.strerror or exc}); name one you "
+            "can write"
+        ) from None
+
+
 SHOWN_RUNS = 10
 """Run ids listed when --run names one the warehouse does not hold."""
 

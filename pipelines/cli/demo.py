@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from deskscore.pipelines.cli.common import UserError
+from deskscore.pipelines.cli.common import UserError, make_folder
 
 DEMO_MAX_STEPS_SCORING = 50
 """The demo's runs have step budgets of 50 and more, as OSWorld's leaderboard runs do."""
@@ -39,19 +39,6 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(handler=run, beam=True)
 
 
-def _check_out(out: Path) -> None:
-    """UserError, before anything is written, for an --out the demo cannot be written in: a
-    file, or a folder that cannot be made."""
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: is a file; name a folder for the demo (made if missing)")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(
-            f"--out {out}: cannot make the folder ({exc.strerror or exc}); name one you can write"
-        ) from None
-
-
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     from deskscore.collectors.synthetic import task_slice, write_demo_archive
     from deskscore.pipelines.cli.ingest import reconciliation
@@ -62,7 +49,7 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     from deskscore.pipelines.options import HashOptions, IngestOptions, ScoreOptions
 
     out = Path(args.out)
-    _check_out(out)
+    make_folder(out, f"--out {out}", "the demo (made if missing)")
     warehouse = str(out / "warehouse")
     started = time.perf_counter()
     tasks = task_slice(per_domain=args.per_domain) if args.per_domain else None

@@ -30,7 +30,7 @@ from deskscore.pipelines.cli.colours import (
     agent_colours,
 )
 from deskscore.pipelines.cli.columns import leaderboard_compact
-from deskscore.pipelines.cli.common import UserError, check_runs, existing_warehouse
+from deskscore.pipelines.cli.common import UserError, check_runs, existing_warehouse, make_folder
 from deskscore.pipelines.cli.output import cell_text, say
 from deskscore.pipelines.options import ReportOptions, add_options
 from deskscore.scorers.metrics import metric
@@ -951,17 +951,13 @@ def _check_places(out: str, out_dirs: dict[str, Path]) -> None:
         raise UserError(
             f"--out {out}: is a folder; name the HTML file, e.g. {page / 'report.html'}"
         )
-    for fmt, folder in out_dirs.items():
+    for fmt, folder in out_dirs.items():  # every one checked before any is made
         if folder.exists() and not folder.is_dir():
             raise UserError(f"--{fmt} {folder}: is a file; name a folder for the figures")
-    for option, folder in [("--out", page.parent), *((f"--{f}", d) for f, d in out_dirs.items())]:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UserError(
-                f"{option}: cannot make the folder {folder} ({exc.strerror or exc}); name one "
-                "you can write"
-            ) from None
+    places = [(f"--out {out} (its folder {page.parent})", page.parent, "the report")]
+    places += [(f"--{fmt} {folder}", folder, "the figures") for fmt, folder in out_dirs.items()]
+    for option, folder, purpose in places:
+        make_folder(folder, option, purpose)
         if not os.access(folder, os.W_OK):
             raise UserError(f"{option}: cannot write in {folder}; name a folder you can write")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from deskscore.pipelines.cli.args import warehouse_arg
-from deskscore.pipelines.cli.common import UserError, existing_warehouse
+from deskscore.pipelines.cli.common import UserError, existing_warehouse, make_folder
 from deskscore.pipelines.cli.output import FORMATS, render, say
 
 EXPORTS = "exports"
@@ -80,21 +80,6 @@ def export_folder(warehouse: Path, out: str | None) -> Path:
             f"outside {root}, or leave --out out to write in {exports}"
         )
     return folder
-
-
-def _make_folder(folder: Path, out: str | None) -> None:
-    """The --write folder, made if missing; UserError, before the query runs, when it is a
-    file or cannot be made."""
-    given = f"--out {out}" if out is not None else str(folder)
-    if folder.exists() and not folder.is_dir():
-        raise UserError(f"{given}: is a file; name a folder for the files the query writes")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(
-            f"{given}: cannot make the folder {folder} ({exc.strerror or exc}); name one you "
-            "can write"
-        ) from None
 
 
 def _one_line(exc: BaseException) -> str:
@@ -170,7 +155,8 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     folder = None
     if args.write:
         folder = export_folder(root, args.out)
-        _make_folder(folder, args.out)
+        given = f"--out {args.out}" if args.out is not None else str(folder)
+        make_folder(folder, given, "the files the query writes")
     elif args.out is not None:
         raise UserError("--out names where --write writes: pass --write too")
     con = confined_connect(root, folder, only=args.query)  # the views it reads, no others

@@ -91,12 +91,17 @@ def test_a_file_of_another_schema_version_fails_the_check(
     assert "check FAILED" in out and f"{path}: schema version 0" in out
 
 
-def test_a_source_that_grew_lines_after_ingest_is_reported(
-    small_archive: dict[str, Path], tmp_path: Path
-) -> None:
+@pytest.fixture
+def ingested_copy(small_archive: dict[str, Path], tmp_path: Path) -> tuple[Path, Path]:
+    """(a copy of the small archive's results folder, the warehouse it was ingested into)."""
     results = Path(shutil.copytree(small_archive["results"], tmp_path / "results"))
     root = tmp_path / "wh"
     assert main(["ingest", str(results), "--warehouse", str(root), "--engine", "direct"]) == 0
+    return results, root
+
+
+def test_a_source_that_grew_lines_after_ingest_is_reported(ingested_copy) -> None:
+    results, root = ingested_copy
     assert check_warehouse(root).ok
     traj = sorted(results.rglob("traj.jsonl"))[0]
     traj.write_bytes(traj.read_bytes() + b'{"step_num": 99}\n')
@@ -105,11 +110,9 @@ def test_a_source_that_grew_lines_after_ingest_is_reported(
 
 
 def test_a_trajectory_file_deleted_from_the_source_after_ingest_is_reported(
-    small_archive: dict[str, Path], tmp_path: Path
+    ingested_copy,
 ) -> None:
-    results = Path(shutil.copytree(small_archive["results"], tmp_path / "results"))
-    root = tmp_path / "wh"
-    assert main(["ingest", str(results), "--warehouse", str(root), "--engine", "direct"]) == 0
+    results, root = ingested_copy
     traj = sorted(results.rglob("traj.jsonl"))[0]
     n = len(traj.read_bytes().splitlines())
     traj.unlink()  # its task folder stays (result.txt): the task count alone does not change

@@ -325,7 +325,7 @@ def test_an_empty_warehouse_or_an_unknown_run_says_what_is_missing(
     [
         (["--out", "{dir}"], "--out {dir}: is a folder; name the HTML file"),
         (["--out", ""], "--out is empty"),
-        (["--out", "{file}/r.html"], "--out: cannot make the folder {file}"),
+        (["--out", "{file}/r.html"], "--out {file}/r.html (its folder {file}): is a file"),
         (["--out", "{dir}/r.html", "--png", "{file}"], "--png {file}: is a file; name a folder"),
     ],
 )
