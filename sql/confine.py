@@ -81,6 +81,12 @@ def _datasets_named(only: str | Iterable[str] | None) -> str | list[str] | None:
     return [*texts, *(f"raw_{name}" for name in TABLES if f"files_{name}" in named)]
 
 
+def error_line(exc: BaseException) -> str:
+    """The first line of a DuckDB error, without the query excerpt it appends: what a person
+    reads when a confined query fails."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
 def confined_connect(
     warehouse: str | os.PathLike[str],
     write_dir: str | os.PathLike[str] | None = None,
@@ -112,4 +118,4 @@ def confined_connect(
     return con
 
 
-__all__ = ["LOCKED_SETTINGS", "confine", "confined_connect"]
+__all__ = ["LOCKED_SETTINGS", "confine", "confined_connect", "error_line"]

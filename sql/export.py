@@ -108,11 +108,6 @@ def _escaped(path: Path) -> str:
     return str(path).replace("'", "''")
 
 
-def _first_line(exc: BaseException) -> str:
-    """DuckDB's message without the query excerpt it appends."""
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
 def _relation(con: Any, sql: str) -> Any:
     relation = con.sql(sql)
     if relation is None:
@@ -131,7 +126,7 @@ def export(
     item). Returns what was written."""
     import duckdb
 
-    from deskscore.sql.confine import confined_connect
+    from deskscore.sql.confine import confined_connect, error_line
 
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
@@ -172,12 +167,12 @@ def export(
                 written.append((name, sql, path, int(rows)))
         except duckdb.PermissionException as exc:
             raise ExportError(
-                f"{_first_line(exc)} (an export reads the warehouse through its views only and "
+                f"{error_line(exc)} (an export reads the warehouse through its views only and "
                 f"writes {target} only)"
             ) from None
         except duckdb.Error as exc:  # at parse time, or while the rows are computed and written
             raise ExportError(
-                f'{_first_line(exc)}; fix the query (views: deskscore sql "SHOW TABLES")'
+                f'{error_line(exc)}; fix the query (views: deskscore sql "SHOW TABLES")'
             ) from None
         finally:
             con.close()

@@ -25,22 +25,18 @@ class Result(NamedTuple):
     error: str | None = None
 
 
-def _one_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
 def run_query(warehouse: Path, query: str, limit: int | None = SHOWN_ROWS) -> Result:
     """`query` over the warehouse's views, read-only; at most `limit` rows (None: all)."""
     import duckdb
 
-    from deskscore.sql.confine import confined_connect
+    from deskscore.sql.confine import confined_connect, error_line
 
     if not query.strip():
         return Result([], [])
     try:
         con = confined_connect(warehouse, None, only=query)
     except duckdb.Error as exc:
-        return Result([], [], _one_line(exc))
+        return Result([], [], error_line(exc))
     try:
         relation = con.sql(query)
         if relation is None:
@@ -48,9 +44,9 @@ def run_query(warehouse: Path, query: str, limit: int | None = SHOWN_ROWS) -> Re
         rows = (relation if limit is None else relation.limit(limit)).fetchall()
         return Result(list(relation.columns), rows)
     except duckdb.PermissionException as exc:
-        return Result([], [], f"{_one_line(exc)} (the SQL page is read-only)")
+        return Result([], [], f"{error_line(exc)} (the SQL page is read-only)")
     except (duckdb.Error, OverflowError, ValueError) as exc:
-        return Result([], [], _one_line(exc))
+        return Result([], [], error_line(exc))
     finally:
         con.close()
 

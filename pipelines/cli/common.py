@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 class UserError(Exception):
@@ -48,12 +49,14 @@ SHOWN_RUNS = 10
 """Run ids listed when --run names one the warehouse does not hold."""
 
 
-def check_runs(warehouse: str | Path, run_ids: Sequence[str] | None) -> None:
+def check_runs(warehouse: str | Path, run_ids: Sequence[str] | None, con: Any = None) -> None:
     """UserError, saying what to run, when the warehouse holds no run or not those asked: a
-    filter on a run id it does not hold (a typo, a label) would otherwise show nothing."""
-    from deskscore.sql import connect
+    filter on a run id it does not hold (a typo, a label) would otherwise show nothing.
+    `con`: the caller's connection to the warehouse's views, if it has one."""
+    if con is None:
+        from deskscore.sql import connect
 
-    con = connect(warehouse, only=["runs"])
+        con = connect(warehouse, only=["runs"])
     known = [r for (r,) in con.sql("SELECT DISTINCT run_id FROM runs ORDER BY run_id").fetchall()]
     if not known:
         raise UserError(

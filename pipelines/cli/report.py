@@ -994,7 +994,7 @@ def build_report(
     from deskscore.sql import connect
 
     con = connect(warehouse)
-    check_runs(warehouse, run_ids)
+    check_runs(warehouse, run_ids, con)
     folders = {"png": png_dir, "svg": svg_dir, "pdf": pdf_dir}
     out_dirs = {fmt: Path(d) for fmt, d in folders.items() if d}
     _check_places(out, out_dirs)

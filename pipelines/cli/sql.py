@@ -82,21 +82,18 @@ def export_folder(warehouse: Path, out: str | None) -> Path:
     return folder
 
 
-def _one_line(exc: BaseException) -> str:
-    """DuckDB's message without the query excerpt it appends."""
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
 def _refusal(exc: BaseException, folder: Path | None, warehouse: Path) -> str:
     """What a refused file access means, and what to do instead."""
+    from deskscore.sql.confine import error_line
+
     if folder is None:
         return (
-            f"{_one_line(exc)} (deskscore sql is read-only: the query reads the warehouse "
+            f"{error_line(exc)} (deskscore sql is read-only: the query reads the warehouse "
             f"through its views only and writes no file; --write lets it write files in "
             f"{warehouse.resolve() / EXPORTS} or in --out DIR)"
         )
     return (
-        f"{_one_line(exc)} (with --write the query writes and reads files in {folder} only, "
+        f"{error_line(exc)} (with --write the query writes and reads files in {folder} only, "
         "where relative paths lead; the warehouse is read through its views)"
     )
 
@@ -143,7 +140,7 @@ def open_shell(root: Path) -> int:
 def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     import duckdb
 
-    from deskscore.sql.confine import confined_connect
+    from deskscore.sql.confine import confined_connect, error_line
 
     root = existing_warehouse(args.warehouse)
     query = query_text(args)
@@ -170,10 +167,10 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
         raise UserError(_refusal(exc, folder, root)) from None
     except duckdb.Error as exc:
         what = "the settings are fixed" if "configuration has been locked" in str(exc) else ""
-        raise UserError(f"{_one_line(exc)}; {what or 'fix the query'} ({VIEWS_HINT})") from None
+        raise UserError(f"{error_line(exc)}; {what or 'fix the query'} ({VIEWS_HINT})") from None
     except (OverflowError, ValueError) as exc:  # a value Python cannot hold, e.g. a huge INTERVAL
         raise UserError(
-            f"a result value cannot be shown ({_one_line(exc)}); cast it, e.g. to VARCHAR"
+            f"a result value cannot be shown ({error_line(exc)}); cast it, e.g. to VARCHAR"
         ) from None
     say(render(columns, rows, args.format), args.format)
     return 0

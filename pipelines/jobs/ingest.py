@@ -172,16 +172,17 @@ def _distinct(parts: list[dict[str, str]]) -> list[dict[str, str]]:
     return [dict(p) for p in sorted({tuple(sorted(p.items())) for p in parts})]
 
 
-def _left_out(wh: Any, work: list[Any], reason: str) -> set[str]:
-    """Runs the ingest stage left out with a run-level quarantine row of `reason` (gone from
-    their source, or holding a value they cannot store: see IngestStage.run)."""
-    from deskscore.pipelines.stages.ingest import STAGE
+def _left_out(wh: Any, work: list[Any]) -> dict[str, set[str]]:
+    """Runs the ingest stage left out with a run-level quarantine row, by its reason: gone
+    from their source (GONE) or holding a value they cannot store (UNSTORABLE); see
+    IngestStage.run."""
+    from deskscore.pipelines.stages.ingest import GONE, STAGE, UNSTORABLE
 
-    out = set()
+    out: dict[str, set[str]] = {GONE: set(), UNSTORABLE: set()}
     for w in work:
         reasons = wh.read("quarantine", w.partition, columns=["reason"], file=STAGE)
-        if reason in reasons.column(0).to_pylist():
-            out.add(w.key.run_id)
+        for reason in out.keys() & set(reasons.column(0).to_pylist()):
+            out[reason].add(w.key.run_id)
     return out
 
 
@@ -293,8 +294,9 @@ def _ingest(
             engine = used if engine == "direct" else engine
         check_outputs(wh, [stage], work)
         after = _stored_hashes(wh, run_ids)
-        gone = _left_out(wh, work, GONE)
-        not_written = gone | _left_out(wh, work, UNSTORABLE)
+        left_out = _left_out(wh, work)
+        gone = left_out[GONE]
+        not_written = gone | left_out[UNSTORABLE]
         unchanged = 0
         if not options.force:
             unchanged = sum(

@@ -80,7 +80,7 @@ class IngestStage(RunStage):
         cannot store, has a quarantine row instead of its tables (the next ingest reads the
         source again)."""
         gaps = super().missing(wh, work)
-        if gaps and wh.read("quarantine", work.partition, file=STAGE).num_rows:
+        if gaps:
             reasons = wh.read("quarantine", work.partition, columns=["reason"], file=STAGE)
             if {GONE, UNSTORABLE} & set(reasons.column(0).to_pylist()):
                 return []

@@ -414,17 +414,17 @@ def test_integers_beyond_a_float_or_an_int64_are_unknown_values_not_a_stopped_re
     assert metric_scores([1, _HUGE]) == (None, f"metric 1: score {str(_HUGE)[:40]} is not finite")
 
 
-def _every_number(value: object, big: int) -> object:
-    """`value` with every number in it (not a bool) replaced by `big`."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float):
-        return big
+def _replaced(value: object, hit, new: object) -> object:
+    """`value` with every leaf (not a key) for which `hit` holds replaced by `new`."""
     if isinstance(value, list):
-        return [_every_number(v, big) for v in value]
+        return [_replaced(v, hit, new) for v in value]
     if isinstance(value, dict):
-        return {k: _every_number(v, big) for k, v in value.items()}
-    return value
+        return {k: _replaced(v, hit, new) for k, v in value.items()}
+    return new if hit(value) else value
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 _DESKCRAFT = "chrome/L1_chrome_open_settings"
@@ -474,17 +474,6 @@ _FORMAT_NAMES = {"claude_messages": "osworld", "step_traces": "step-traces"}
 """Format names where they differ: Claude messages files are read by the OSWorld format."""
 
 
-def _every_string(value: object, text: str) -> object:
-    """`value` with every string value in it (not a key) replaced by `text`."""
-    if isinstance(value, str):
-        return text
-    if isinstance(value, list):
-        return [_every_string(v, text) for v in value]
-    if isinstance(value, dict):
-        return {k: _every_string(v, text) for k, v in value.items()}
-    return value
-
-
 _BIG = [10**400, 2**63, -(10**400), 2**62, 2**31]
 """Beyond a float, beyond an int64, two of them beyond an int64 (a sum of counts), beyond an
 int32 (a step number)."""
@@ -498,7 +487,7 @@ def test_every_number_of_every_format_out_of_range_still_reads_and_conforms(
     """Every format's files with each number replaced by one a column may not hold: read as
     ingest reads them, every row conforms (before, 9 of the first 15 cases raised
     OverflowError, and 2 of the sums and steps stopped the ingest)."""
-    _read_and_conform(sandbox, write_tree, name, lambda d: _every_number(d, big))
+    _read_and_conform(sandbox, write_tree, name, lambda d: _replaced(d, _is_number, big))
 
 
 @pytest.mark.parametrize("name", sorted(_FORMATS))
@@ -507,7 +496,9 @@ def test_every_string_of_every_format_a_lone_surrogate_still_reads_and_conforms(
 ) -> None:
     """A lone surrogate is a legal JSON escape and no UTF-8 text: each string value holding
     one (a usage file's made the ingest stop, naming no file) is read and stored replaced."""
-    _read_and_conform(sandbox, write_tree, name, lambda d: _every_string(d, "a\ud800b"))
+    _read_and_conform(
+        sandbox, write_tree, name, lambda d: _replaced(d, lambda v: isinstance(v, str), "a\ud800b")
+    )
 
 
 def _read_and_conform(sandbox: Path, write_tree, name: str, change) -> None:
