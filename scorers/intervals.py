@@ -23,7 +23,9 @@ from deskscore.scorers.bootstrap import (
     DEFAULT_SEED,
     percentile_interval,
     ratio,
+    ratio_of_sums,
     resample_weights,
+    resampled_sums,
     standard_error,
 )
 from deskscore.scorers.clustered import clustered_se, normal_interval
@@ -71,14 +73,29 @@ def _finite(x: float | None) -> float | None:
 
 
 _KEPT_CELLS = 1_000_000
-"""Draws of at most this many counts (resamples x units) are kept between calls."""
+"""Draws of at most this many counts (resamples x units) are kept between calls; a larger set
+is drawn again each time, a block of resamples at a time (`bootstrap.resampled_sums`)."""
 
 
-def _draws(n: int, strata: Sequence[str], n_resamples: int, seed: int) -> dict[str, np.ndarray]:
+def _sums(
+    n: int, strata: Sequence[str], n_resamples: int, seed: int, values: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Each method's resampled sums of `values` (n units x columns): (resamples x columns).
+
+    A set of at most _KEPT_CELLS draws uses the kept ones, a column at a time as it always
+    has (the same figures to the last bit); a larger one never holds its whole weight matrix
+    (36,900 episodes by 1,000 resamples: 295 MB, and 1.7 GB to draw it)."""
     if n * n_resamples > _KEPT_CELLS:
-        return _seeded_draws(n, strata, n_resamples, seed)
-    kept = _kept_counts(n, tuple(strata), n_resamples, seed)
-    return {method: counts.astype(np.float64) for method, counts in kept.items()}
+        return {
+            BOOTSTRAP: resampled_sums(n, n_resamples, seed, values),
+            BOOTSTRAP_DOMAIN: resampled_sums(n, n_resamples, seed, values, strata),
+        }
+    out = {}
+    for method, counts in _kept_counts(n, tuple(strata), n_resamples, seed).items():
+        weights = counts.astype(np.float64)
+        columns = [weights @ values[:, j] for j in range(values.shape[1])]
+        out[method] = np.column_stack(columns) if columns else np.zeros((n_resamples, 0))
+    return out
 
 
 def _seeded_draws(
@@ -135,6 +152,15 @@ def _rows(
     return out
 
 
+class _Figure(NamedTuple):
+    """One resampleable figure's units: its set, numerators and denominators."""
+
+    metric: Any
+    over: str
+    num: np.ndarray
+    den: np.ndarray
+
+
 def run_intervals(
     units: RunUnits,
     *,
@@ -149,26 +175,38 @@ def run_intervals(
         HUMAN_TASKS: (units.human, units.human_domains),
         "episodes": (units.episodes, [f.domain for f in units.episodes]),
     }
-    draws: dict[str, dict[str, np.ndarray]] = {}
-    resampled: dict[str, dict[str, np.ndarray]] = {BOOTSTRAP: {}, BOOTSTRAP_DOMAIN: {}}
-    points: dict[str, np.ndarray] = {}
-    out: list[Interval] = []
+    planned: list[_Figure] = []
     for m in computed():
         spec = m.run.resample if m.run is not None else None
         if spec is None or m.run is None:
             continue
         over = HUMAN_TASKS if m.run.over == HUMAN_TASKS else "episodes"
-        chosen, strata = sets[over]
         value = spec.value or m.run.value or m.episode.value  # type: ignore[union-attr]
         parts = np.array(
-            [spec.parts(None if f is None else value(f, run)) for f in chosen], dtype=np.float64
+            [spec.parts(None if f is None else value(f, run)) for f in sets[over][0]],
+            dtype=np.float64,
         ).reshape(-1, 2)
-        num, den = parts[:, 0], parts[:, 1]
-        if over not in draws:
-            draws[over] = _draws(len(chosen), strata, n_resamples, seed)
+        planned.append(_Figure(m, over, parts[:, 0], parts[:, 1]))
+    # every figure of a set resampled by the same draws, drawn (or read) once
+    sums: dict[str, dict[str, np.ndarray]] = {}
+    column: dict[str, int] = {}
+    for over, (chosen, strata) in sets.items():
+        mine = [f for f in planned if f.over == over]
+        for i, f in enumerate(mine):
+            column[f.metric.name] = 2 * i
+        if mine:
+            values = np.column_stack([v for f in mine for v in (f.num, f.den)])
+            sums[over] = _sums(len(chosen), strata, n_resamples, seed, values)
+    resampled: dict[str, dict[str, np.ndarray]] = {BOOTSTRAP: {}, BOOTSTRAP_DOMAIN: {}}
+    points: dict[str, np.ndarray] = {}
+    out: list[Interval] = []
+    for m, over, num, den in planned:
+        spec = m.run.resample
+        chosen, strata = sets[over]
         point = ratio(np.ones((1, len(chosen))), num, den)
-        for method, w in draws[over].items():
-            resampled[method][m.name] = ratio(w, num, den)
+        j = column[m.name]
+        for method, summed in sums[over].items():
+            resampled[method][m.name] = ratio_of_sums(summed[:, j], summed[:, j + 1])
         if spec.finish is not None:
             point = spec.finish(point, points, run)
             for method in resampled:
@@ -217,13 +255,13 @@ def cost_intervals(
     spent = np.array([(c.cost_usd or 0.0) if c.has_usage else 0.0 for c in costs])
     wins = np.array([c.success for c in costs], dtype=np.float64)
     strata = [c.domain for c in costs]
-    draws = _draws(len(costs), strata, n_resamples, seed)
+    sums = _sums(len(costs), strata, n_resamples, seed, np.column_stack([spent, usage, wins]))
     out = []
-    for name, den in (("cost_per_task_usd", usage), ("cost_per_success_usd", wins)):
+    for name, den, j in (("cost_per_task_usd", usage, 1), ("cost_per_success_usd", wins, 2)):
         if not den.sum():
             continue
         point = float(ratio(np.ones((1, len(costs))), spent, den)[0])
-        per = {method: ratio(w, spent, den) for method, w in draws.items()}
+        per = {method: ratio_of_sums(summed[:, 0], summed[:, j]) for method, summed in sums.items()}
         counted = den != 0
         n_clusters = len({s for s, k in zip(strata, counted, strict=True) if k})
         out += _rows(name, point, per, int(counted.sum()), n_clusters)

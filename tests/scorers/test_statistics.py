@@ -9,7 +9,12 @@ import math
 import numpy as np
 import pytest
 
-from deskscore.scorers.bootstrap import percentile_interval, ratio, resample_weights
+from deskscore.scorers.bootstrap import (
+    percentile_interval,
+    ratio,
+    resample_weights,
+    weight_blocks,
+)
 from deskscore.scorers.clustered import clustered_se, plain_se
 from deskscore.scorers.paired import (
     holm,
@@ -113,26 +118,38 @@ def test_variance_split_of_coin_flips_is_mostly_within() -> None:
     assert split.se**2 == pytest.approx(split.se_between**2 + split.se_within**2, rel=0.2)
 
 
+def _weights_sums(n, strata, b, seed, values) -> dict[str, np.ndarray]:
+    """Each method's sums as the whole weight matrix gives them, a column at a time."""
+    from deskscore.scorers import intervals
+
+    out = {}
+    for method, kept in ((intervals.BOOTSTRAP, None), (intervals.BOOTSTRAP_DOMAIN, strata)):
+        w = resample_weights(n, b, seed, kept)
+        out[method] = np.column_stack([w @ values[:, j] for j in range(values.shape[1])])
+    return out
+
+
 def test_kept_draws_are_the_fresh_ones_and_read_only() -> None:
     """The intervals' draws are remembered between runs, compactly; what a later run gets is
-    exactly what a cold draw gives, its own float64 copy, and the kept counts cannot change."""
+    exactly what a cold draw gives, and the kept counts cannot change."""
     from deskscore.scorers import intervals
 
     intervals._kept_counts.cache_clear()
     strata = ["a", "a", "b", "c", "c", "c"]
-    first = intervals._draws(6, strata, 50, 3)
-    first[intervals.BOOTSTRAP][0, 0] = 99.0  # a caller's own copy: the kept counts are untouched
-    again = intervals._draws(6, list(strata), 50, 3)
+    values = np.random.default_rng(0).random((6, 4))
+    first = intervals._sums(6, strata, 50, 3, values)
+    again = intervals._sums(6, list(strata), 50, 3, values)
     assert intervals._kept_counts.cache_info().hits == 1
     assert set(again) == {intervals.BOOTSTRAP, intervals.BOOTSTRAP_DOMAIN}
-    assert again[intervals.BOOTSTRAP].dtype == np.float64
-    assert np.array_equal(again[intervals.BOOTSTRAP], resample_weights(6, 50, 3))
-    assert np.array_equal(again[intervals.BOOTSTRAP_DOMAIN], resample_weights(6, 50, 3, strata))
+    expected = _weights_sums(6, strata, 50, 3, values)
+    for method in expected:
+        assert np.array_equal(first[method], expected[method])
+        assert np.array_equal(again[method], expected[method])
     kept = intervals._kept_counts(6, tuple(strata), 50, 3)[intervals.BOOTSTRAP]
     with pytest.raises(ValueError):
         kept[0, 0] = 1
-    other = intervals._draws(6, ["a"] * 6, 50, 3)
-    assert np.array_equal(other[intervals.BOOTSTRAP_DOMAIN], resample_weights(6, 50, 3, ["a"] * 6))
+    other = intervals._sums(6, ["a"] * 6, 50, 3, values)[intervals.BOOTSTRAP_DOMAIN]
+    assert np.array_equal(other, _weights_sums(6, ["a"] * 6, 50, 3, values)["bootstrap_domain"])
 
 
 def test_the_human_sets_draws_stay_kept_while_each_run_brings_its_own_episodes() -> None:
@@ -144,25 +161,72 @@ def test_the_human_sets_draws_stay_kept_while_each_run_brings_its_own_episodes()
     human = ["a", "a", "b", "c", "c", "c"]
     for missing in range(5):  # five runs, each without one of the human set's tasks
         episodes = human[:missing] + human[missing + 1 :]
-        intervals._draws(5, episodes, 50, 3)
-        intervals._draws(6, human, 50, 3)
-        intervals._draws(5, episodes, 50, 3)
+        intervals._sums(5, episodes, 50, 3, np.ones((5, 2)))
+        intervals._sums(6, human, 50, 3, np.ones((6, 2)))
+        intervals._sums(5, episodes, 50, 3, np.ones((5, 2)))
     distinct = {tuple(human[:m] + human[m + 1 :]) for m in range(5)}
     assert intervals._kept_counts.cache_info().misses == len(distinct) + 1
 
 
-def test_draws_of_a_large_set_are_exact_and_not_kept() -> None:
-    """A set whose draws would hold more than _KEPT_CELLS counts is drawn every time; one
-    with more units than 16-bit counts hold is kept in 32 bits."""
+def test_draws_of_a_large_set_are_the_same_and_not_kept() -> None:
+    """A set whose draws would hold more than _KEPT_CELLS counts is drawn every time, a block
+    of resamples at a time, to the same sums; one with more units than 16-bit counts hold is
+    kept in 32 bits."""
     from deskscore.scorers import intervals
 
     intervals._kept_counts.cache_clear()
-    n = intervals._KEPT_CELLS // 2 + 1
-    w = intervals._draws(n, ["x"] * n, 2, 1)
-    assert np.array_equal(w[intervals.BOOTSTRAP], resample_weights(n, 2, 1))
+    n = intervals._KEPT_CELLS // 100 + 1
+    strata = [f"d{i % 7}" for i in range(n)]
+    values = np.random.default_rng(1).random((n, 3))
+    sums = intervals._sums(n, strata, 200, 1, values)
+    expected = _weights_sums(n, strata, 200, 1, values)
+    for method in expected:
+        np.testing.assert_allclose(sums[method], expected[method], rtol=1e-13)
     assert intervals._kept_counts.cache_info().currsize == 0
-    w = intervals._draws(70_000, ["x"] * 70_000, 1, 1)  # kept, in 32 bits
-    assert np.array_equal(w[intervals.BOOTSTRAP], resample_weights(70_000, 1, 1))
+    sums = intervals._sums(70_000, ["x"] * 70_000, 1, 1, np.ones((70_000, 1)))  # kept
+    assert sums[intervals.BOOTSTRAP][0, 0] == 70_000
     assert intervals._kept_counts(70_000, ("x",) * 70_000, 1, 1)[intervals.BOOTSTRAP].dtype == (
         np.uint32
     )
+
+
+@pytest.mark.parametrize("block_cells", [1, 640, 5_000, None])
+@pytest.mark.parametrize("strata", [None, ["b", "a", "c"] * 30 + ["a"] * 7])
+def test_weight_blocks_are_the_weight_matrix_a_block_of_rows_at_a_time(
+    block_cells: int | None, strata: list[str] | None
+) -> None:
+    """Whatever the block size, the blocks are the rows of the whole matrix, in order: each
+    stratum's draws are taken from where they start in the one seeded stream."""
+    whole = resample_weights(97, 300, 11, strata)
+    blocks = list(weight_blocks(97, 300, 11, strata, block_cells=block_cells))
+    assert np.array_equal(np.concatenate(blocks), whole)
+    if block_cells is not None and block_cells < 97 * 300:
+        assert len(blocks) > 1 and max(b.size for b in blocks) <= max(block_cells, 97)
+    seeded = np.random.default_rng((4, 97))  # a generator, as the slice intervals pass
+    by_block = weight_blocks(97, 300, np.random.default_rng((4, 97)), strata, block_cells=640)
+    assert np.array_equal(np.concatenate(list(by_block)), resample_weights(97, 300, seeded, strata))
+
+
+def test_the_cost_intervals_of_a_huge_run_hold_one_block_of_weights_at_a_time() -> None:
+    """40,000 episodes by 1,000 resamples: the whole weight matrix is 320 MB, and drawing it
+    took four times that per method; the intervals hold a block of resamples at a time."""
+    import tracemalloc
+
+    from deskscore.scorers.intervals import CostUnit, cost_intervals
+
+    n = 40_000
+    costs = [CostUnit(f"d{i % 9}", 0.01 * (i % 13), True, False, i % 3 == 0) for i in range(n)]
+    tracemalloc.start()
+    try:
+        out = cost_intervals(costs, n_resamples=1000, seed=2)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2**20, f"peak {peak / 2**20:.0f} MB"
+    assert {(i.metric, i.method) for i in out} == {
+        (m, k)
+        for m in ("cost_per_task_usd", "cost_per_success_usd")
+        for k in ("bootstrap", "bootstrap_domain")
+    }
+    task = next(i for i in out if i.metric == "cost_per_task_usd" and i.method == "bootstrap")
+    assert task.ci_low < task.estimate < task.ci_high
