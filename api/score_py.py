@@ -36,6 +36,7 @@ from deskscore.collectors.human import iter_human_tasks as _iter_human_tasks
 from deskscore.collectors.ids import thunderbird_old_to_new
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.lines import count_stream_lines
+from deskscore.collectors.source import LFS_POINTER
 from deskscore.pipelines.cli.output import printable
 from deskscore.scorers.config import ScoreConfig
 from deskscore.scorers.domains import OSWORLD_DOMAINS, UITARS_DOMAIN
@@ -343,7 +344,22 @@ def _traversal_lines(
                     f"from line {row['line_no']} not read ({row['reason']}); {how}"
                 )
     for row in q:
-        if row["reason"] in _FILE_FAULTS:
+        if row["reason"] == LFS_POINTER:  # what the original parses fails at its first line
+            traj = row["location"].endswith(".jsonl")
+            if traj:
+                exc = "JSONDecodeError"
+                how = (
+                    "its lines counted as the original counts lines"
+                    if original
+                    else ("no step counted")
+                )
+            else:
+                exc, how = "ValueError", "task left out as if it had no result"
+            out(
+                f"NOTE: {display}/{_base(row['location'])} is a Git LFS pointer, not the file "
+                f"(run `git lfs pull` in the clone); the original stops here ({exc}); {how}"
+            )
+        elif row["reason"] in _FILE_FAULTS:
             how = (
                 "counted as an empty trajectory (WES+ 0, WES- 0)"
                 if row["location"].endswith(".jsonl")

@@ -23,7 +23,15 @@ from deskscore.collectors.ids import canonical_task_id
 from deskscore.collectors.json_text import json_writer, scrub_surrogates
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.lines import Counted, LongLine, blocks, iter_lines
-from deskscore.collectors.source import Source, SourceError, read_document
+from deskscore.collectors.source import (
+    LFS_HEAD,
+    LFS_POINTER,
+    LFS_TODO,
+    Source,
+    SourceError,
+    lfs_pointer,
+    read_document,
+)
 from deskscore.collectors.timestamps import parse_action_timestamp
 from deskscore.collectors.usage import (
     USAGE_FILE,
@@ -413,6 +421,14 @@ def read_steps(
         try:
             rec = loads(raw)
         except (ValueError, RecursionError, TypeError):
+            if line_no == 1 and not long and raw.startswith(LFS_HEAD):
+                n, pointer = 1, raw
+                for n, more in numbered:  # the pointer's lines, none of them a step
+                    if n <= 3 and type(more) is not LongLine:
+                        pointer += b"\n" + more
+                q.add(path, 1, LFS_POINTER, lfs_pointer(path, pointer) or path, LFS_TODO,
+                      _excerpt(raw), n)  # fmt: skip
+                break
             rec = _parse_slow(raw, path, line_no, q)
             if rec is _BAD:
                 continue

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 import zipfile
 from typing import Any, BinaryIO
@@ -50,6 +51,23 @@ TOO_LARGE = "too_large"
 SPECIAL_FILE = "special_file"
 UNDECODABLE_NAME = "undecodable_name"
 NESTED_ARCHIVE = "nested_archive"
+LFS_POINTER = "lfs_pointer"
+LFS_HEAD = b"version https://git-lfs.github.com/spec/"
+"""How a Git LFS pointer file starts: what a clone made without `git lfs` holds in place of
+each large file (three lines: version, oid, size)."""
+LFS_TODO = (
+    "the archive was cloned or downloaded without its Git LFS content: run `git lfs pull` in "
+    "the clone (or download the files themselves) and ingest again"
+)
+
+
+def lfs_pointer(path: str, data: bytes) -> str | None:
+    """What to say of `data` when it is a Git LFS pointer rather than the file, else None."""
+    if not data.startswith(LFS_HEAD):
+        return None
+    size = re.search(rb"^size (\d+)", data, re.MULTILINE)
+    of = f"a {int(size.group(1)):,}-byte file" if size else "a file"
+    return f"{path} is a Git LFS pointer to {of}, not the file itself"
 
 
 class SourceError(Exception):
@@ -572,7 +590,8 @@ class _Capped(io.RawIOBase):
 
 def read_document(source: Source, path: str) -> bytes:
     """The bytes of a file that is parsed whole (JSON, CSV, text): SourceError (reason
-    too_large) beyond `limits.DOCUMENT_BYTES`, checked on the listed size before reading."""
+    too_large) beyond `limits.DOCUMENT_BYTES`, checked on the listed size before reading, and
+    (reason lfs_pointer) for a Git LFS pointer in the file's place."""
     cap = limits.DOCUMENT_BYTES.value()
     try:
         size = source.size(path)
@@ -589,6 +608,9 @@ def read_document(source: Source, path: str) -> bytes:
             source.uri, limits.DOCUMENT_BYTES.exceeded(f"{path} holds {len(data)} bytes"), path,
             TOO_LARGE,
         )  # fmt: skip
+    pointer = lfs_pointer(path, data)
+    if pointer is not None:
+        raise SourceError(source.uri, f"{pointer}; {LFS_TODO}", path, LFS_POINTER)
     return data
 
 

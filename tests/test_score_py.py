@@ -541,6 +541,28 @@ def test_consecutive_blank_lines_get_a_note_each_as_before_then_a_count(tmp_path
     ]
 
 
+def test_git_lfs_pointers_get_one_note_each_saying_what_they_are(tmp_path, human_dirs):
+    """A clone made without `git lfs` holds pointers in place of the files: one note per file
+    says so (the original stops at the pointer's first line), not a note per pointer line."""
+    human = human_in_listdir_order(human_dirs["verified"])
+    (d1, t1, _, _), (d2, t2, _, _) = human[0], human[1]
+    pointer = "version https://git-lfs.github.com/spec/v1\noid sha256:{}\nsize 120\n"
+    good = [_line(random.Random(3), 1, "DONE")]
+    run = write_run(tmp_path / "run", [Folder(d1, t1, good, "1\n"), Folder(d2, t2, good, "1\n")])
+    (run / d1 / t1 / "traj.jsonl").write_text(pointer.format("a" * 64))
+    (run / d1 / t1 / "result.txt").write_text(pointer.format("b" * 64))
+    p = run_score(["--result-path", str(run), "--human-version", "verified"], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    notes = [ln for ln in p.stdout.splitlines() if ln.startswith("NOTE: ")]
+    where = f"NOTE: {run}/{d1}/{t1}"
+    lfs = "is a Git LFS pointer, not the file (run `git lfs pull` in the clone); the original"
+    assert notes == [
+        f"{where}/traj.jsonl {lfs} stops here (JSONDecodeError); its lines counted as the "
+        "original counts lines",
+        f"{where}/result.txt {lfs} stops here (ValueError); task left out as if it had no result",
+    ]
+
+
 def test_a_fifo_named_traj_jsonl_is_noted_instead_of_waited_on(tmp_path, human_dirs):
     human = human_in_listdir_order(human_dirs["verified"])
     (d1, t1, _, _), (d2, t2, _, _) = human[0], human[1]

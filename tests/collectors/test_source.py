@@ -330,3 +330,21 @@ def test_a_zip_inside_the_source_is_reported_as_not_opened(tmp_path: Path) -> No
             ("run/inner.zip", "nested_archive")
         ]
         assert "ingest it as a source of its own" in src.problems[0]["message"]
+
+
+@pytest.mark.parametrize("name", ["result.txt", "args.json"])
+def test_a_git_lfs_pointer_read_as_a_document_is_refused_saying_what_it_is(
+    tmp_path: Path, name: str
+) -> None:
+    from deskscore.collectors.source import LFS_POINTER, read_document
+
+    pointer = b"version https://git-lfs.github.com/spec/v1\noid sha256:ab12\nsize 1234567\n"
+    (tmp_path / name).write_bytes(pointer)
+    (tmp_path / "plain.txt").write_bytes(b"version 2\n")
+    source = open_source(str(tmp_path))
+    with pytest.raises(SourceError) as caught:
+        read_document(source, name)
+    assert caught.value.reason == LFS_POINTER
+    assert f"{name} is a Git LFS pointer to a 1,234,567-byte file" in caught.value.message
+    assert "git lfs pull" in caught.value.message
+    assert read_document(source, "plain.txt") == b"version 2\n"

@@ -364,3 +364,47 @@ def test_a_bad_layout_or_an_empty_name_is_an_option_error_before_anything_is_rea
         with pytest.raises(IngestOptionError):
             run_ingest(IngestOptions(str(tmp_path / "wh"), sources=zipped, **bad))
     assert not (tmp_path / "wh" / "runs").exists()
+
+
+def _lfs_pointer(content: bytes) -> bytes:
+    """What a clone made without `git lfs` holds in place of `content`."""
+    import hashlib
+
+    oid = hashlib.sha256(content).hexdigest()
+    return f"version https://git-lfs.github.com/spec/v1\noid sha256:{oid}\nsize {len(content)}\n".encode()
+
+
+def test_git_lfs_pointers_in_place_of_run_files_are_quarantined_saying_to_fetch_them(
+    tmp_path,
+) -> None:
+    """A repository of runs cloned without its LFS content holds three-line pointers where the
+    files were: each is one row saying so and what to do, not three lines of invalid JSON or
+    an unparseable result, and every line is still counted."""
+    from deskscore.pipelines.cli.check import check_warehouse
+
+    run = tmp_path / "src" / "run"
+    task = run / "chrome" / _UUID
+    task.mkdir(parents=True)
+    traj = b'{"step_num": 1, "action": "DONE"}\n'
+    (task / "traj.jsonl").write_bytes(_lfs_pointer(traj))
+    (task / "result.txt").write_bytes(_lfs_pointer(b"1.0\n"))
+    (run / "args.json").write_bytes(_lfs_pointer(b'{"model": "m"}'))
+    wh = tmp_path / "wh"
+    result = run_ingest(IngestOptions(str(wh), sources=(str(tmp_path / "src"),), engine="direct"))
+    assert (result.traj_lines, result.steps, result.quarantined) == (3, 0, 3 + 2)  # lines, files
+    rows = (
+        connect(wh)
+        .sql("SELECT location, reason, line_no, n_lines, message FROM quarantine ORDER BY location")
+        .fetchall()
+    )
+    assert [r[:4] for r in rows] == [
+        ("run/args.json", "lfs_pointer", None, None),
+        (f"run/chrome/{_UUID}/result.txt", "lfs_pointer", None, None),
+        (f"run/chrome/{_UUID}/traj.jsonl", "lfs_pointer", 1, 3),
+    ]
+    for location, *_, message in rows:
+        assert f"{location} is a Git LFS pointer to a" in message
+        assert "git lfs pull" in message
+    assert f"pointer to a {len(traj)}-byte file" in rows[2][-1]
+    check = check_warehouse(wh)
+    assert check.ok, check.problems
