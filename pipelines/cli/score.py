@@ -23,8 +23,21 @@ def add_parser(sub: Any) -> None:
 
 
 def unmatched_runs(options: ScoreOptions) -> list[str]:
-    """Labels of the OSWorld runs scored under `options` none of whose tasks matched a human
-    task (DeskCraft runs never do, and are not listed)."""
+    """Labels of the OSWorld runs scored under `options` that have tasks with a usable result
+    none of which matched a human task (DeskCraft runs never do, and are not listed)."""
+    return [label for label, n_run in _unmeasured(options) if n_run]
+
+
+def runs_without_results(options: ScoreOptions) -> list[str]:
+    """Labels of the OSWorld runs scored under `options` with no task that has a usable
+    result (no result.txt, or none that reads as a score): they match nothing either, but
+    for that reason, not for their task ids."""
+    return [label for label, n_run in _unmeasured(options) if not n_run]
+
+
+def _unmeasured(options: ScoreOptions) -> list[tuple[str, int]]:
+    """(label, n_tasks_run) of the OSWorld runs scored under `options` that matched no human
+    task."""
     from deskscore.pipelines.cli.scored import deskcraft_run, where
     from deskscore.sql import connect
 
@@ -37,14 +50,14 @@ def unmatched_runs(options: ScoreOptions) -> list[str]:
     con = connect(options.warehouse, only=("run_scores", "runs", "run_labels"))  # read below
     rows = con.sql(
         f"""
-        SELECT l.label FROM run_scores AS s
+        SELECT l.label, s.n_tasks_run FROM run_scores AS s
         JOIN runs AS r USING (run_id) JOIN run_labels AS l USING (run_id)
         WHERE {condition} AND s.n_tasks_matched = 0 AND NOT {deskcraft_run("r")}
         ORDER BY l.label
         """,
         params=params,
     )
-    return [label for (label,) in rows.fetchall()]
+    return rows.fetchall()
 
 
 def _any_unmatched(options: ScoreOptions) -> bool:
@@ -88,6 +101,7 @@ def score(options: ScoreOptions) -> dict[str, Any]:
         "described": config.describe(),
         **asdict(result),
         "unmatched_runs": unmatched_runs(options),
+        "runs_without_results": runs_without_results(options),
         "costs": options.costs,
     }
 
@@ -102,17 +116,24 @@ def summary_lines(s: dict[str, Any], compat: str, human_version: str) -> list[st
             f"{s['runs_unchanged']} run(s) unchanged since they were last scored this way: "
             "kept (--force scores them again)"
         )
+    what = (
+        "are 0, as OSWorld-Human's score.py computes them"
+        if compat == "osworld-human"
+        else "are left empty"
+    )
     unmatched = s["unmatched_runs"]
     if unmatched:
-        what = (
-            "are 0, as OSWorld-Human's score.py computes them"
-            if compat == "osworld-human"
-            else "are left empty"
-        )
         lines.append(
             f"{len(unmatched)} run(s) matched no task of OSWorld-Human {human_version} "
             f"({', '.join(unmatched)}): their figures over the N human tasks {what} (see the "
             "leaderboard's notes)"
+        )
+    empty = s["runs_without_results"]
+    if empty:
+        lines.append(
+            f"{len(empty)} run(s) have no task with a usable result ({', '.join(empty)}): no "
+            "result.txt, or none that reads as a score; their figures over the N human tasks "
+            f"{what} (see the quarantine for the results that could not be read)"
         )
     if s["costs"]:
         unpriced = s["calls_unpriced"]

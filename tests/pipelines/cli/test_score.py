@@ -62,3 +62,23 @@ def test_when_every_run_matched_no_query_engine_is_started(scored, fresh_python)
         f"runs={others!r})), 'duckdb' in sys.modules)\n"
     )
     assert fresh_python(code).split() == ["[]", "False"]
+
+
+def test_a_run_without_a_usable_result_is_named_for_that_not_as_unmatched(tmp_path) -> None:
+    """Every task of the run is OSWorld-Human's, but no result.txt was archived: the summary
+    says the results are missing, not that the task ids matched nothing."""
+    from deskscore.pipelines.cli.score import runs_without_results, score, summary_lines
+
+    task = tmp_path / "src" / "noresult" / "chrome" / "030eeff7-b492-4218-b312-701ec99ee0cc"
+    task.mkdir(parents=True)
+    (task / "traj.jsonl").write_bytes(b'{"step_num": 1, "action": "DONE"}\n')
+    wh = str(tmp_path / "wh")
+    run_ingest(IngestOptions(wh, sources=(str(tmp_path / "src" / "noresult"),), engine="direct"))
+    options = ScoreOptions(wh, max_steps_scoring=15, engine="direct")
+    summary = score(options)
+    assert summary["unmatched_runs"] == [] and summary["runs_without_results"] == ["noresult"]
+    assert runs_without_results(options) == ["noresult"]
+    lines = summary_lines(summary, "deskscore", "verified")
+    assert not any("matched no task" in line for line in lines)
+    [line] = [line for line in lines if "no task with a usable result" in line]
+    assert line.startswith("1 run(s) have no task with a usable result (noresult): no result.txt")
