@@ -29,15 +29,24 @@ SELECT
     w.looping_share,
     s.first_step,
     s.last_step,
+    first_row.step_num AS first_turn,
+    last_row.step_num AS last_turn,
     s.length,
     array_to_string(s.signals, '+') AS signals,
     s.outcome
 FROM worst AS w
 JOIN loop_spans AS s USING (run_id, domain, task_id)
+LEFT JOIN steps AS first_row
+    ON first_row.run_id = s.run_id AND first_row.domain = s.domain
+    AND first_row.task_id = s.task_id AND first_row.step_idx = s.first_step
+LEFT JOIN steps AS last_row
+    ON last_row.run_id = s.run_id AND last_row.domain = s.domain
+    AND last_row.task_id = s.task_id AND last_row.step_idx = s.last_step
 ORDER BY w.looping_steps DESC, w.looping_share DESC, w.run_id, w.domain, w.task_id, s.first_step
 """
-"""The top episodes by looping steps (share breaks ties), one row per span; filters are
-parameters, never pasted into the text."""
+"""The top episodes by looping steps (share breaks ties), one row per span with the turns
+(step_num, as the trajectory and its screenshots number them) its first and last steps are
+in; filters are parameters, never pasted into the text."""
 
 COLUMNS = (
     ("agent", "agent"),
@@ -47,7 +56,8 @@ COLUMNS = (
     ("executed_steps", "steps"),
     ("looping_steps", "looping"),
     ("looping_pct", "looping %"),
-    ("span", "span (steps)"),
+    ("span", "span (step_idx)"),
+    ("turns", "turns (step_num)"),
     ("length", "length"),
     ("signals", "signals"),
     ("outcome", "outcome"),
@@ -78,9 +88,24 @@ def worst_episodes_text(
     out: list[list[object]] = []
     previous = None
     for row in rows:
-        run, agent, domain, task, steps, looping, share, first, last, length, signals, outcome = row
+        (
+            run,
+            agent,
+            domain,
+            task,
+            steps,
+            looping,
+            share,
+            first,
+            last,
+            *turn,
+            length,
+            signals,
+            outcome,
+        ) = row
         episode = [agent, run, domain, task, steps, looping, 100.0 * share if share else None]
-        span = [f"{first}-{last}", length, signals, outcome]
+        turns = None if None in turn else f"{turn[0]}-{turn[1]}"  # a runner error row has none
+        span = [f"{first}-{last}", turns, length, signals, outcome]
         key = (run, domain, task)
         if fmt == "table" and key == previous:
             episode = [None] * _EPISODE_COLUMNS

@@ -427,3 +427,26 @@ def test_the_listing_table_prints_an_episode_once_above_its_spans(tmp_path: Path
         ("t1", "9-10", 20.0),
     ]
     assert json.loads(worst_episodes_text(wh, top=1, fmt="json"))[0]["task_id"] == "t2"
+
+
+def test_the_listing_gives_each_span_the_turns_its_steps_are_in(tmp_path: Path) -> None:
+    """Spans count steps from 0 (step_idx); the trajectory and its screenshots number turns
+    (step_num), which need not be step_idx + 1 (two actions of one turn share a number): the
+    listing shows both, read from the steps themselves."""
+    root = _listing_warehouse(tmp_path)
+    turns = {"t1": [1, 2, 2, 3, 4, 5, 6, 7, 8, 9, 9], "t2": [1, 2, 3, 4, None, 5, 6, 7, 8, 9]}
+    steps = [
+        {"run_id": "r1", "benchmark": "osworld", "domain": "vlc", "task_id": t, "step_idx": i}
+        | {"line_no": i + 1, "step_num": n, "action_format": "pyautogui", "action_kind": "click"}
+        for t, numbers in turns.items()
+        for i, n in enumerate(numbers)
+    ]
+    Warehouse(root).write("steps", steps, {"benchmark": "osworld", "run_id": "r1"})
+    rows = json.loads(worst_episodes_text(str(root), fmt="json"))
+    assert [(r["task_id"], r["span"], r["turns"]) for r in rows] == [
+        ("t2", "4-9", None),  # it starts on a runner's error row, which has no turn
+        ("t1", "2-5", "2-5"),
+        ("t1", "9-10", "9-9"),
+    ]
+    header = worst_episodes_text(str(root)).splitlines()[0]
+    assert "span (step_idx)" in header and "turns (step_num)" in header
