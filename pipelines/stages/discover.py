@@ -52,6 +52,33 @@ def list_source(
     return listing
 
 
+_TASK_FILES = ("traj.jsonl", "result.txt")
+
+
+def _no_task_folders_todo(files: list[str]) -> str:
+    """What to do about a source where no task folder was found, for the sources users point
+    at by mistake: a domain folder (its <uuid>/ folders hold the trajectories), a task
+    folder; otherwise how OSWorld trees are found and what --layout is for."""
+    from deskscore.collectors.layout import is_uuid
+
+    names = {f.rsplit("/", 1)[-1] for f in files if "/" not in f}
+    if names & set(_TASK_FILES):
+        return (
+            "It holds a task's files itself: it is a task folder; ingest the run folder that "
+            "holds <domain>/<task_id>/ folders (two levels up)"
+        )
+    tasks = {f.split("/", 1)[0] for f in files if f.count("/") == 1 and f.endswith(_TASK_FILES)}
+    if any(is_uuid(name) for name in tasks):
+        return (
+            "Its <uuid>/ folders hold trajectories: it is a domain folder; ingest the run "
+            "folder above it, which holds <domain>/<uuid>/ folders"
+        )
+    return (
+        "OSWorld trees are found by their <domain>/<uuid>/ folders; for other trees pass "
+        "--layout, e.g. --layout '{domain}/{task_id}'"
+    )
+
+
 def open_and_list(
     uri: str,
     stamp: str | None,
@@ -85,9 +112,8 @@ def open_and_list(
                     "location": "",
                     "reason": "no_task_folders",
                     "message": (
-                        f"{source.uri}: no task folders found ({len(files)} files). OSWorld "
-                        "trees are found by their <domain>/<uuid>/ folders; for other trees pass "
-                        "--layout, e.g. --layout '{domain}/{task_id}'"
+                        f"{source.uri}: no task folders found ({len(files)} files). "
+                        + _no_task_folders_todo(files)
                     ),
                 }
             )

@@ -161,6 +161,29 @@ def test_a_source_without_any_task_folder_is_reported_and_the_ingest_finishes(tm
     assert reason == "no_task_folders"
 
 
+def test_a_domain_or_task_folder_given_as_the_source_is_told_to_point_higher(tmp_path) -> None:
+    """Users point at a domain folder (or one task folder) of a run: no task folder is found
+    in it, and the message says which folder to give instead, not to try a --layout."""
+    task = tmp_path / "run" / "chrome" / "030eeff7-b492-4218-b312-701ec99ee0cc"
+    task.mkdir(parents=True)
+    (task / "traj.jsonl").write_bytes(b'{"step_num": 1, "action": "DONE"}\n')
+    (task / "result.txt").write_text("1\n")
+    told = {}
+    for name, source in (("domain", task.parent), ("task", task)):
+        wh = tmp_path / f"wh-{name}"
+        result = run_ingest(IngestOptions(str(wh), sources=(str(source),), engine="direct"))
+        assert (result.runs_found, result.episodes) == (0, 0)
+        [(reason, message)] = connect(wh).sql("SELECT reason, message FROM quarantine").fetchall()
+        assert reason == "no_task_folders" and "--layout" not in message
+        told[name] = message
+    assert "it is a domain folder; ingest the run folder above it" in told["domain"]
+    assert "it is a task folder; ingest the run folder" in told["task"]
+    result = run_ingest(
+        IngestOptions(str(tmp_path / "wh"), sources=(str(tmp_path / "run"),), engine="direct")
+    )
+    assert (result.runs_found, result.episodes) == (1, 1)  # where the message points
+
+
 # ---- hostile names, special files, runs of bad lines ---------------------------------------
 
 _UUID = "030eeff7-b492-4218-b312-701ec99ee0cc"
