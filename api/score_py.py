@@ -35,8 +35,8 @@ from deskscore.collectors.human import BUNDLED_VERSIONS, HumanSkip, HumanTask
 from deskscore.collectors.human import iter_human_tasks as _iter_human_tasks
 from deskscore.collectors.ids import thunderbird_old_to_new
 from deskscore.collectors.layout import RunFolder, TaskFolder
+from deskscore.collectors.lfs import LFS_POINTER
 from deskscore.collectors.lines import count_stream_lines
-from deskscore.collectors.source import LFS_POINTER
 from deskscore.pipelines.cli.output import printable
 from deskscore.scorers.config import ScoreConfig
 from deskscore.scorers.domains import OSWORLD_DOMAINS, UITARS_DOMAIN

@@ -22,16 +22,9 @@ from deskscore.collectors.actions import action_rows, parse_action
 from deskscore.collectors.ids import canonical_task_id
 from deskscore.collectors.json_text import json_writer, scrub_surrogates
 from deskscore.collectors.layout import RunFolder, TaskFolder
+from deskscore.collectors.lfs import LFS_HEAD, LFS_POINTER, LFS_TODO, lfs_pointer
 from deskscore.collectors.lines import Counted, LongLine, blocks, iter_lines
-from deskscore.collectors.source import (
-    LFS_HEAD,
-    LFS_POINTER,
-    LFS_TODO,
-    Source,
-    SourceError,
-    lfs_pointer,
-    read_document,
-)
+from deskscore.collectors.source import Source, SourceError, read_document
 from deskscore.collectors.timestamps import parse_action_timestamp
 from deskscore.collectors.usage import (
     USAGE_FILE,

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import stat
 import zipfile
 from typing import Any, BinaryIO
@@ -31,6 +30,7 @@ from deskscore.collectors.files import (
     open_regular,
     storable,
 )
+from deskscore.collectors.lfs import LFS_POINTER, LFS_TODO, lfs_pointer
 from deskscore.collectors.zip_repair import open_tolerant
 
 _ZIP_HINT = "check it with `unzip -t`, re-download or re-create it, and ingest again"
@@ -51,23 +51,6 @@ TOO_LARGE = "too_large"
 SPECIAL_FILE = "special_file"
 UNDECODABLE_NAME = "undecodable_name"
 NESTED_ARCHIVE = "nested_archive"
-LFS_POINTER = "lfs_pointer"
-LFS_HEAD = b"version https://git-lfs.github.com/spec/"
-"""How a Git LFS pointer file starts: what a clone made without `git lfs` holds in place of
-each large file (three lines: version, oid, size)."""
-LFS_TODO = (
-    "the archive was cloned or downloaded without its Git LFS content: run `git lfs pull` in "
-    "the clone (or download the files themselves) and ingest again"
-)
-
-
-def lfs_pointer(path: str, data: bytes) -> str | None:
-    """What to say of `data` when it is a Git LFS pointer rather than the file, else None."""
-    if not data.startswith(LFS_HEAD):
-        return None
-    size = re.search(rb"^size (\d+)", data, re.MULTILINE)
-    of = f"a {int(size.group(1)):,}-byte file" if size else "a file"
-    return f"{path} is a Git LFS pointer to {of}, not the file itself"
 
 
 class SourceError(Exception):

@@ -297,3 +297,15 @@ def test_damaged_images_give_facts_and_never_an_exception(
         if at < len(data):
             data[at] ^= mask
     _check_total(prefix + bytes(data) if prefix else bytes(data))
+
+
+def test_a_git_lfs_pointer_in_place_of_a_screenshot_says_so_and_what_to_do() -> None:
+    from deskscore.collectors.images import decode_image
+
+    pointer = b"version https://git-lfs.github.com/spec/v1\noid sha256:cd34\nsize 48213\n"
+    decoded = decode_image(pointer)
+    assert decoded.image is None and decoded.facts.status == "not_an_image"
+    assert decoded.facts.message.startswith("the file is a Git LFS pointer to a 48,213-byte file")
+    assert "git lfs pull" in decoded.facts.message
+    other = decode_image(b"version 1 of nothing in particular")
+    assert other.facts.message.startswith("not a ") and "LFS" not in other.facts.message

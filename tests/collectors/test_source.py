@@ -336,7 +336,8 @@ def test_a_zip_inside_the_source_is_reported_as_not_opened(tmp_path: Path) -> No
 def test_a_git_lfs_pointer_read_as_a_document_is_refused_saying_what_it_is(
     tmp_path: Path, name: str
 ) -> None:
-    from deskscore.collectors.source import LFS_POINTER, read_document
+    from deskscore.collectors.lfs import LFS_POINTER
+    from deskscore.collectors.source import read_document
 
     pointer = b"version https://git-lfs.github.com/spec/v1\noid sha256:ab12\nsize 1234567\n"
     (tmp_path / name).write_bytes(pointer)
