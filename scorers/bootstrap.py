@@ -52,7 +52,7 @@ def weight_blocks(
     295 MB, and its drawing took four times that).
 
     The draws are one stream: stratum after stratum (in sorted order), each all its resamples'
-    draws. Blocks of rows take each stratum's draws from where that stratum's start in the
+    draws. A block of rows takes each stratum's draws from where that stratum starts in the
     stream, found by drawing the strata before it once and discarding them."""
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     if n_units == 0 or n_resamples == 0:
