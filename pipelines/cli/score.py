@@ -91,6 +91,7 @@ def score(options: ScoreOptions) -> dict[str, Any]:
     except (PriceError, IncompleteJob) as exc:
         raise UserError(str(exc)) from None
     config = options.config
+    unmeasured = _unmeasured(options)
     return {
         "warehouse": str(options.warehouse),
         "configuration": {
@@ -100,8 +101,8 @@ def score(options: ScoreOptions) -> dict[str, Any]:
         },
         "described": config.describe(),
         **asdict(result),
-        "unmatched_runs": unmatched_runs(options),
-        "runs_without_results": runs_without_results(options),
+        "unmatched_runs": [label for label, n_run in unmeasured if n_run],
+        "runs_without_results": [label for label, n_run in unmeasured if not n_run],
         "costs": options.costs,
     }
 
