@@ -346,15 +346,12 @@ def _traversal_lines(
     for row in q:
         if row["reason"] == LFS_POINTER:  # what the original parses fails at its first line
             traj = row["location"].endswith(".jsonl")
-            if traj:
-                exc = "JSONDecodeError"
-                how = (
-                    "its lines counted as the original counts lines"
-                    if original
-                    else ("no step counted")
-                )
-            else:
+            if not traj:
                 exc, how = "ValueError", "task left out as if it had no result"
+            elif original:
+                exc, how = "JSONDecodeError", "its lines counted as the original counts lines"
+            else:
+                exc, how = "JSONDecodeError", "no step counted"
             out(
                 f"NOTE: {display}/{_base(row['location'])} is a Git LFS pointer, not the file "
                 f"(run `git lfs pull` in the clone); the original stops here ({exc}); {how}"

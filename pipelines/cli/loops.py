@@ -88,23 +88,11 @@ def worst_episodes_text(
     out: list[list[object]] = []
     previous = None
     for row in rows:
-        (
-            run,
-            agent,
-            domain,
-            task,
-            steps,
-            looping,
-            share,
-            first,
-            last,
-            *turn,
-            length,
-            signals,
-            outcome,
-        ) = row
+        run, agent, domain, task, steps, looping, share = row[:7]
+        first, last, first_turn, last_turn, length, signals, outcome = row[7:]
         episode = [agent, run, domain, task, steps, looping, 100.0 * share if share else None]
-        turns = None if None in turn else f"{turn[0]}-{turn[1]}"  # a runner error row has none
+        # a runner's error row has no turn
+        turns = None if None in (first_turn, last_turn) else f"{first_turn}-{last_turn}"
         span = [f"{first}-{last}", turns, length, signals, outcome]
         key = (run, domain, task)
         if fmt == "table" and key == previous:
