@@ -29,7 +29,7 @@ import sys
 import threading
 from typing import Any, NamedTuple
 
-from deskscore.collectors.lfs import LFS_HEAD, LFS_TODO, lfs_pointer
+from deskscore.collectors.lfs import LFS_TODO, is_lfs_pointer, lfs_pointer
 
 DEFAULT_MAX_PIXELS = 50_000_000
 """Refused above this (a decompression bomb): an 8K screen is 33 M pixels, and the limit stays
@@ -274,7 +274,7 @@ def decode_image(
         elif name == "UnidentifiedImageError" and fmt is None:
             first = data[:16].hex(" ")
             message = f"not a {', '.join(FORMATS)} image ({n} bytes, starting {first})"
-            if data.startswith(LFS_HEAD):  # a clone made without `git lfs`
+            if is_lfs_pointer(data):  # a clone made without `git lfs`
                 message = f"{lfs_pointer('the file', data)}; {LFS_TODO}"
             facts = ImageFacts(digest, None, None, None, n, None, "not_an_image", message)
         else:

@@ -15,13 +15,17 @@ LFS_TODO = (
 )
 
 
-def lfs_pointer(path: str, data: bytes) -> str | None:
-    """What to say of `data` when it is a Git LFS pointer rather than the file, else None."""
-    if not data.startswith(LFS_HEAD):
-        return None
+def is_lfs_pointer(data: bytes) -> bool:
+    """Whether `data` (a file, or its first line) is a Git LFS pointer rather than the file."""
+    return data.startswith(LFS_HEAD)
+
+
+def lfs_pointer(path: str, data: bytes) -> str:
+    """What to say of the pointer `data` found at `path` (its size line, when `data` holds it,
+    says how large the missing file is)."""
     size = re.search(rb"^size (\d+)", data, re.MULTILINE)
     of = f"a {int(size.group(1)):,}-byte file" if size else "a file"
     return f"{path} is a Git LFS pointer to {of}, not the file itself"
 
 
-__all__ = ["LFS_HEAD", "LFS_POINTER", "LFS_TODO", "lfs_pointer"]
+__all__ = ["LFS_HEAD", "LFS_POINTER", "LFS_TODO", "is_lfs_pointer", "lfs_pointer"]

@@ -22,7 +22,7 @@ from deskscore.collectors.actions import action_rows, parse_action
 from deskscore.collectors.ids import canonical_task_id
 from deskscore.collectors.json_text import json_writer, scrub_surrogates
 from deskscore.collectors.layout import RunFolder, TaskFolder
-from deskscore.collectors.lfs import LFS_HEAD, LFS_POINTER, LFS_TODO, lfs_pointer
+from deskscore.collectors.lfs import LFS_POINTER, LFS_TODO, is_lfs_pointer, lfs_pointer
 from deskscore.collectors.lines import Counted, LongLine, blocks, iter_lines
 from deskscore.collectors.source import Source, SourceError, read_document
 from deskscore.collectors.timestamps import parse_action_timestamp
@@ -414,12 +414,12 @@ def read_steps(
         try:
             rec = loads(raw)
         except (ValueError, RecursionError, TypeError):
-            if line_no == 1 and not long and raw.startswith(LFS_HEAD):
+            if line_no == 1 and not long and is_lfs_pointer(raw):
                 n, pointer = 1, raw
                 for n, more in numbered:  # the pointer's lines, none of them a step
                     if n <= 3 and type(more) is not LongLine:
                         pointer += b"\n" + more
-                q.add(path, 1, LFS_POINTER, lfs_pointer(path, pointer) or path, LFS_TODO,
+                q.add(path, 1, LFS_POINTER, lfs_pointer(path, pointer), LFS_TODO,
                       _excerpt(raw), n)  # fmt: skip
                 break
             rec = _parse_slow(raw, path, line_no, q)

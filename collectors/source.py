@@ -30,7 +30,7 @@ from deskscore.collectors.files import (
     open_regular,
     storable,
 )
-from deskscore.collectors.lfs import LFS_POINTER, LFS_TODO, lfs_pointer
+from deskscore.collectors.lfs import LFS_POINTER, LFS_TODO, is_lfs_pointer, lfs_pointer
 from deskscore.collectors.zip_repair import open_tolerant
 
 _ZIP_HINT = "check it with `unzip -t`, re-download or re-create it, and ingest again"
@@ -591,9 +591,8 @@ def read_document(source: Source, path: str) -> bytes:
             source.uri, limits.DOCUMENT_BYTES.exceeded(f"{path} holds {len(data)} bytes"), path,
             TOO_LARGE,
         )  # fmt: skip
-    pointer = lfs_pointer(path, data)
-    if pointer is not None:
-        raise SourceError(source.uri, f"{pointer}; {LFS_TODO}", path, LFS_POINTER)
+    if is_lfs_pointer(data):
+        raise SourceError(source.uri, f"{lfs_pointer(path, data)}; {LFS_TODO}", path, LFS_POINTER)
     return data
 
 

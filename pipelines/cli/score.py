@@ -25,24 +25,23 @@ def add_parser(sub: Any) -> None:
 def unmatched_runs(options: ScoreOptions) -> list[str]:
     """Labels of the OSWorld runs scored under `options` that have tasks with a usable result
     none of which matched a human task (DeskCraft runs never do, and are not listed)."""
-    return [label for label, n_run in _unmeasured(options) if n_run]
+    return _unmeasured(options)[0]
 
 
 def runs_without_results(options: ScoreOptions) -> list[str]:
     """Labels of the OSWorld runs scored under `options` with no task that has a usable
     result (no result.txt, or none that reads as a score): they match nothing either, but
     for that reason, not for their task ids."""
-    return [label for label, n_run in _unmeasured(options) if not n_run]
+    return _unmeasured(options)[1]
 
 
-def _unmeasured(options: ScoreOptions) -> list[tuple[str, int]]:
-    """(label, n_tasks_run) of the OSWorld runs scored under `options` that matched no human
-    task."""
+def _unmeasured(options: ScoreOptions) -> tuple[list[str], list[str]]:
+    """(`unmatched_runs`, `runs_without_results`), read in one query."""
     from deskscore.pipelines.cli.scored import deskcraft_run, where
     from deskscore.sql import connect
 
     if not _any_unmatched(options):
-        return []  # the usual case, told by one small table: no query engine to start
+        return [], []  # the usual case, told by one small table: no query engine to start
     condition, params = where(options.config, "s")
     if options.runs:
         condition += " AND s.run_id IN (SELECT unnest($runs))"
@@ -57,7 +56,10 @@ def _unmeasured(options: ScoreOptions) -> list[tuple[str, int]]:
         """,
         params=params,
     )
-    return rows.fetchall()
+    found = rows.fetchall()
+    return [label for label, n_run in found if n_run], [
+        label for label, n_run in found if not n_run
+    ]
 
 
 def _any_unmatched(options: ScoreOptions) -> bool:
@@ -91,7 +93,7 @@ def score(options: ScoreOptions) -> dict[str, Any]:
     except (PriceError, IncompleteJob) as exc:
         raise UserError(str(exc)) from None
     config = options.config
-    unmeasured = _unmeasured(options)
+    unmatched, without_results = _unmeasured(options)
     return {
         "warehouse": str(options.warehouse),
         "configuration": {
@@ -101,8 +103,8 @@ def score(options: ScoreOptions) -> dict[str, Any]:
         },
         "described": config.describe(),
         **asdict(result),
-        "unmatched_runs": [label for label, n_run in unmeasured if n_run],
-        "runs_without_results": [label for label, n_run in unmeasured if not n_run],
+        "unmatched_runs": unmatched,
+        "runs_without_results": without_results,
         "costs": options.costs,
     }
 

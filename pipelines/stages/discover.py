@@ -52,26 +52,25 @@ def list_source(
     return listing
 
 
-_TASK_FILES = ("traj.jsonl", "result.txt")
+_SOME_UUID = "00000000-0000-0000-0000-000000000000"
 
 
 def _no_task_folders_todo(files: list[str]) -> str:
     """What to do about a source where no task folder was found, for the sources users point
-    at by mistake: a domain folder (its <uuid>/ folders hold the trajectories), a task
-    folder; otherwise how OSWorld trees are found and what --layout is for."""
-    from deskscore.collectors.layout import is_uuid
+    at by mistake, told by the discovery rules themselves: a domain folder (one level more
+    above it would make it a run), a task folder (two levels more); otherwise how OSWorld
+    trees are found and what --layout is for."""
+    from deskscore.collectors.layout import discover
 
-    names = {f.rsplit("/", 1)[-1] for f in files if "/" not in f}
-    if names & set(_TASK_FILES):
+    if discover(f"_/{f}" for f in files):
+        return (
+            "Its folders are task folders: it is a domain folder; ingest the run folder above "
+            "it, which holds <domain>/<task_id>/ folders"
+        )
+    if discover(f"_/{_SOME_UUID}/{f}" for f in files):
         return (
             "It holds a task's files itself: it is a task folder; ingest the run folder that "
             "holds <domain>/<task_id>/ folders (two levels up)"
-        )
-    tasks = {f.split("/", 1)[0] for f in files if f.count("/") == 1 and f.endswith(_TASK_FILES)}
-    if any(is_uuid(name) for name in tasks):
-        return (
-            "Its <uuid>/ folders hold trajectories: it is a domain folder; ingest the run "
-            "folder above it, which holds <domain>/<uuid>/ folders"
         )
     return (
         "OSWorld trees are found by their <domain>/<uuid>/ folders; for other trees pass "
