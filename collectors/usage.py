@@ -53,6 +53,7 @@ import orjson
 from deskscore.collectors.json_text import scrub_surrogates
 from deskscore.collectors.numbers import finite_float
 from deskscore.collectors.timestamps import parse_action_timestamp
+from deskscore.schemas.tables import MAX_INT64
 
 STAGES = ("planning", "reflection", "judging", "grounding", "retrieval", "other")
 
@@ -154,7 +155,7 @@ def _dumps(obj: Any) -> str:
                           separators=(",", ":"))  # fmt: skip
 
 
-_MAX_COUNT = 2**63 - 1
+_MAX_COUNT = MAX_INT64
 """The largest count a warehouse column (int64) holds; a larger one is not a count."""
 
 

@@ -14,6 +14,10 @@ from typing import NamedTuple
 SCHEMA_VERSION = 4
 """Bumped whenever a table gains, loses or retypes a column; written into every file."""
 
+MAX_INT64 = 2**63 - 1
+"""The largest value an int64 column holds: a count, or a sum of counts, beyond it is an
+unknown value (null), never one wrapped around."""
+
 
 class Field(NamedTuple):
     name: str

@@ -40,6 +40,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from deskscore.schemas.tables import MAX_INT64
 from deskscore.scorers.success import is_strict_success, success_rate_run
 from deskscore.scorers.wes import usable_reward
 
@@ -293,6 +294,13 @@ def _sum(values: Iterable[Any]) -> Any:
     return sum(known) if known else None
 
 
+def _count_sum(values: Iterable[int | None]) -> int | None:
+    """The sum of the known counts, None when none is known or when it is beyond what the
+    int64 token columns hold (an unknown count, never one wrapped around)."""
+    total = _sum(values)
+    return total if total is None or total <= MAX_INT64 else None
+
+
 def _seconds(a: datetime | None, b: datetime | None) -> float | None:
     return (b - a).total_seconds() if a is not None and b is not None else None
 
@@ -303,6 +311,9 @@ class EpisodeCosts(NamedTuple):
     """Each episode's exact total (None when it has no call or an unpriced one)."""
     priced: list[Decimal | None]
     """Each episode's exact sum over its priced calls."""
+    beyond_int64: frozenset[str] = frozenset()
+    """Token fields of which some episode's sum is beyond an int64 (null in its row): the
+    run's sum of them is unknown too, not the sum of the other episodes."""
 
 
 def episode_costs(
@@ -313,6 +324,7 @@ def episode_costs(
     for call, amount in zip(calls, priced.exact, strict=True):
         by_ep.setdefault((call["domain"], call["task_id"]), []).append((call, amount))
     rows, exact, priced_sums = [], [], []
+    beyond: set[str] = set()
     for ep in episodes:
         pairs = by_ep.get((ep["domain"], ep["task_id"]), [])
         amounts = [a for _, a in pairs]
@@ -326,7 +338,11 @@ def episode_costs(
         priced_sum = _sum(amounts)
 
         def tokens(key: str, pairs: list = pairs) -> int | None:
-            return _sum(call.get(key) for call, _ in pairs)
+            total = _sum(call.get(key) for call, _ in pairs)
+            if total is not None and total > MAX_INT64:
+                beyond.add(key)
+                return None
+            return total
 
         rows.append(
             {
@@ -344,7 +360,7 @@ def episode_costs(
         )
         exact.append(total)
         priced_sums.append(priced_sum)
-    return EpisodeCosts(rows, exact, priced_sums)
+    return EpisodeCosts(rows, exact, priced_sums, frozenset(beyond))
 
 
 def unpriced_models(priced: Priced) -> list[str]:
@@ -384,7 +400,7 @@ def run_cost(
     times = [e["task_time_s"] for e in rows if e["task_time_s"] is not None]
 
     def tokens(key: str) -> int | None:
-        return _sum(e[key] for e in rows)
+        return None if key in per_episode.beyond_int64 else _count_sum(e[key] for e in rows)
 
     return {
         "run_id": run_id,

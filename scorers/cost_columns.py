@@ -8,8 +8,9 @@ of token count and rate, summed exactly per episode; a cost becomes a float by o
 of two integers that float64 holds exactly, which IEEE rounds correctly, as `float(Decimal)`
 does: the same double, bit for bit. Episode totals go back to Decimal (exactly) for the run's
 figures. Where a price file or a count is too large for that (a rate with more than nine
-decimal places, or products beyond 2**53), `price_run` returns None and the caller uses the
-row functions, which are exact for any input.
+decimal places, products beyond 2**53, counts whose sums or differences could pass an int64),
+`price_run` returns None and the caller uses the row functions, which are exact for any input;
+the guards are computed in Python integers, which cannot wrap round as int64 does.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from deskscore.schemas.tables import MAX_INT64
 from deskscore.scorers.cost import TOKEN_FIELDS, Price, PriceTable
 
 if TYPE_CHECKING:
@@ -109,22 +111,29 @@ def price_run(
         for m, (p, _) in matches.items()
     }
 
-    prompt, prompt_ok = _ints(calls.column("prompt_tokens"))
-    completion, completion_ok = _ints(calls.column("completion_tokens"))
-    cached, _ = _ints(calls.column("cached_prompt_tokens"))
-    written, _ = _ints(calls.column("cache_write_tokens"))
-    reasoning, _ = _ints(calls.column("reasoning_tokens"))
+    counts = {f: _ints(calls.column(f)) for f in TOKEN_FIELDS}
+    if _count_bound(counts) * max(n, 4) > MAX_INT64:
+        return None  # differences and sums of these counts could wrap round in int64
+    prompt, prompt_ok = counts["prompt_tokens"]
+    completion, completion_ok = counts["completion_tokens"]
+    cached, _ = counts["cached_prompt_tokens"]
+    written, _ = counts["cache_write_tokens"]
+    reasoning, _ = counts["reasoning_tokens"]
     in_completion = calls.column("reasoning_in_completion").to_pylist()
     extra = np.array([v is False for v in in_completion], dtype=bool) & (reasoning != 0)
     uncached = prompt - cached - written
     output = completion + np.where(extra, reasoning, 0)
 
     has_price = np.array([int_rates[m] is not None for m in models], dtype=bool)
+    if any(r > _EXACT_FLOAT for rates in int_rates.values() if rates for r in rates):
+        return None
     rate = np.array([int_rates[m] or (0, 0, 0, 0) for m in models], dtype=np.int64).reshape(n, 4)
     tokens = (
         np.stack([uncached, cached, written, output], axis=1) if n else np.zeros((0, 4), np.int64)
     )
-    if n and (np.abs(tokens).max(initial=0) * np.abs(rate).max(initial=0) * 4 >= _EXACT_FLOAT):
+    # in Python integers: a guard in int64 would itself wrap round
+    largest_call = int(np.abs(tokens).max(initial=0)) * int(np.abs(rate).max(initial=0)) * 4
+    if largest_call >= _EXACT_FLOAT or largest_call * n > MAX_INT64:
         return None
     has_tokens = prompt_ok & completion_ok
     ok = has_price & has_tokens & (uncached >= 0)
@@ -159,11 +168,17 @@ def price_run(
         [columns[f].cast(schema.field(f).type) for f in schema.names], schema=schema
     )
     unpriced_models = sorted({str(models[i] or "(no model named)") for i in np.flatnonzero(~ok)})
-    rows, exact, priced = _episodes(calls, episodes, ok, totals, places)
+    rows, exact, priced = _episodes(counts, calls, episodes, ok, totals, places)
     return PricedRun(priced_calls, rows, exact, priced, unpriced_models)
 
 
+def _count_bound(counts: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> int:
+    """The largest magnitude of any count, as a Python integer."""
+    return max((max(int(v.max()), -int(v.min())) for v, _ in counts.values() if len(v)), default=0)
+
+
 def _episodes(
+    counts: Mapping[str, tuple[np.ndarray, np.ndarray]],
     calls: pa.Table,
     episodes: Sequence[Mapping[str, Any]],
     ok: np.ndarray,
@@ -185,7 +200,6 @@ def _episodes(
         at += size
     latency = calls.column("latency_s").to_pylist()
     first = calls.column("step_idx").to_pylist()
-    counts = {f: _ints(calls.column(f)) for f in TOKEN_FIELDS}
     shift = places + 6
     rows, exact, priced = [], [], []
     for ep in episodes:

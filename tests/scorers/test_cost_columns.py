@@ -17,6 +17,7 @@ from deskscore.scorers.cost import (
     episode_costs,
     load_prices,
     price_calls,
+    run_cost,
     unpriced_models,
 )
 from deskscore.scorers.cost_columns import CALL_COLUMNS, price_run
@@ -116,3 +117,51 @@ def test_a_run_without_calls_prices_its_episodes_as_empty() -> None:
     assert (
         columns.episodes == episode_costs(episodes, [], price_calls([], load_prices(), None)).rows
     )
+
+
+def _big_calls(prompt: int) -> list[dict]:
+    """Two calls of one episode; the first's prompt count is `prompt`."""
+    calls = [c for c in _calls(random.Random(3), 40) if c["model"] == "openai/gpt-5.4"][:2]
+    for c in calls:
+        c.update(domain="os", task_id="t0", prompt_tokens=1000, cached_prompt_tokens=0,
+                 cache_write_tokens=0, completion_tokens=10, reasoning_tokens=0)  # fmt: skip
+    calls[0]["prompt_tokens"] = prompt
+    calls[1]["call_idx"] = calls[0]["call_idx"] + 1
+    return calls
+
+
+@pytest.mark.parametrize("prompt", [2**60, 2**63 - 1], ids=["2**60", "int64 max"])
+def test_counts_near_int64_leave_pricing_to_the_rows_which_stay_exact(prompt: int) -> None:
+    """A count an int64 holds, times a rate, is beyond an int64: the guard itself is computed
+    without wrapping round (it once let a count of 2**63 - 1 through as a negative cost)."""
+    calls = _big_calls(prompt)
+    episodes = [{"run_id": "r", "benchmark": "osworld", "domain": "os", "task_id": "t0",
+                 "score": 1.0, "started_at": None, "ended_at": None, "n_turns": 2}]  # fmt: skip
+    table = load_prices()
+    assert price_run(_table(calls), episodes, table, None) is None
+    priced = price_calls(calls, table, None)
+    price = table.match("openai/gpt-5.4")[0]
+    expected = (D(prompt) * price.input_per_mtok + 10 * price.output_per_mtok) / 1_000_000
+    assert priced.exact[0] == expected
+    assert priced.rows[0]["input_cost_usd"] == float(D(prompt) * price.input_per_mtok / 10**6)
+    per_episode = episode_costs(episodes, calls, priced)
+    run = run_cost("r", "osworld", episodes, per_episode, [], "t")
+    # a sum of the two prompts beyond an int64 is unknown, never wrapped round
+    total = prompt + 1000 if prompt + 1000 < 2**63 else None
+    assert per_episode.rows[0]["prompt_tokens"] == total
+    assert run["prompt_tokens"] == total
+    assert run["completion_tokens"] == 20
+    assert run["cost_usd"] == float(sum(priced.exact))  # type: ignore[arg-type]
+    conform_rows("episode_costs", per_episode.rows)  # every count fits its column
+    conform_rows("run_costs", [run])
+
+
+def test_counts_whose_sum_fits_an_int64_are_summed_exactly() -> None:
+    calls = _big_calls(2**62)
+    episodes = [{"run_id": "r", "benchmark": "osworld", "domain": "os", "task_id": "t0",
+                 "score": 1.0, "started_at": None, "ended_at": None, "n_turns": 2}]  # fmt: skip
+    priced = price_calls(calls, load_prices(), None)
+    per_episode = episode_costs(episodes, calls, priced)
+    assert per_episode.rows[0]["prompt_tokens"] == 2**62 + 1000
+    run = run_cost("r", "osworld", episodes, per_episode, [], "t")
+    assert run["prompt_tokens"] == 2**62 + 1000
