@@ -52,7 +52,11 @@ _BAD_LINE = {
     "not_utf8": ("is not UTF-8", "UnicodeDecodeError"),
 }
 _MAX_LINE_NOTES = 3  # per file; the rest are summed up in one line
-_UNREAD_LINES = ("line_too_long", "over_run_cap")  # lines counted, not parsed (caps)
+_UNREAD_LINES = (
+    "line_too_long",
+    "over_run_cap",
+    "over_trajectory_cap",
+)  # lines counted, not parsed (caps)
 _FILE_FAULTS = ("unreadable_file", "too_large", "special_file")  # files that were not read
 
 

@@ -8,6 +8,9 @@ see the value the command was started with):
 - `DOCUMENT_BYTES`: what is parsed whole: a JSON or CSV file, result.txt, one trajectory line.
   Parsing multiplies bytes (a JSON list of empty objects takes ~25 times its size), so this
   is the cap that bounds a parse.
+- `TRAJECTORY_LINES`: lines of one trajectory file parsed into rows, so one hostile task (a
+  file of 200,000 lines) cannot spend its run's budget below and leave every other task of
+  the run unread: its own lines over the cap are quarantined, the other tasks are read.
 - `RUN_LINES` and `RUN_BYTES`: trajectory lines (and their bytes) parsed into rows per run; the
   lines after either is reached are counted (so every line is still accounted for) and
   quarantined together, not parsed. A run is held whole until it is written, at ~1 KB per
@@ -67,6 +70,9 @@ FILE_BYTES = Limit("DESKSCORE_MAX_FILE_BYTES", 1 << 30, "byte", "of a file or zi
 DOCUMENT_BYTES = Limit(
     "DESKSCORE_MAX_DOCUMENT_BYTES", 32 << 20, "byte", "of a file parsed whole or of one line"
 )
+TRAJECTORY_LINES = Limit(
+    "DESKSCORE_MAX_TRAJECTORY_LINES", 25_000, "line", "of lines per trajectory file"
+)
 RUN_LINES = Limit("DESKSCORE_MAX_RUN_LINES", 100_000, "line", "of trajectory lines per run")
 RUN_BYTES = Limit("DESKSCORE_MAX_RUN_BYTES", 128 << 20, "byte", "of trajectory lines per run")
 
@@ -123,6 +129,7 @@ __all__ = [
     "FILE_BYTES",
     "RUN_BYTES",
     "RUN_LINES",
+    "TRAJECTORY_LINES",
     "Limit",
     "LineBudget",
     "line_budget",

@@ -44,6 +44,7 @@ MAX_RESULT_CHARS = 200
 """result_raw keeps this much of result.txt's first line (the score is parsed from all of it):
 a 10 MB value is neither stored nor printed whole."""
 OVER_RUN_CAP = "over_run_cap"
+OVER_TRAJECTORY_CAP = "over_trajectory_cap"
 """The quarantine reason of lines counted but not parsed: the run's budget of lines (or of
 their bytes) was spent (`limits.RUN_LINES`, `limits.RUN_BYTES`)."""
 LINE_TOO_LONG = "line_too_long"
@@ -375,7 +376,8 @@ def read_steps(
 ) -> list[dict]:
     """Trajectory lines (from `split_lines` or `lines.iter_lines`) to STEPS rows, in file order;
     bad lines go to `q`, and so do the lines after the run's line budget is spent
-    (`limits.line_budget`: counted, not parsed).
+    (`limits.line_budget`) or past the trajectory's own cap (`limits.TRAJECTORY_LINES`):
+    counted, not parsed.
 
     The keys step_num, action_timestamp, action, reward, done, info, screenshot_file, response
     and phase fill their columns; every other key, and a consumed key whose value has the
@@ -400,13 +402,22 @@ def read_steps(
     rows: list[dict] = []
     budget = limits.line_budget()
     take = budget.take
+    file_cap = limits.TRAJECTORY_LINES.value()
     numbered = enumerate(lines, 1)
     for line_no, raw in numbered:
         long = type(raw) is LongLine
-        if not take(0 if long else len(raw)):  # the rest is counted, not parsed: one row
+        # the rest is counted, not parsed: one row
+        if line_no > file_cap or not take(0 if long else len(raw)):
             n = 1 + sum(1 for _ in numbered)
-            spent = budget.spent or limits.RUN_LINES
-            q.add(path, line_no, OVER_RUN_CAP, _over_cap(spent), _over_cap_todo(spent),
+            if line_no > file_cap:
+                reason, spent, message = OVER_TRAJECTORY_CAP, limits.TRAJECTORY_LINES, (
+                    f"this trajectory reached the limit of {file_cap} lines per trajectory "
+                    "file; its lines from here on are over it (the run's other tasks are read)"
+                )  # fmt: skip
+            else:
+                spent = budget.spent or limits.RUN_LINES
+                reason, message = OVER_RUN_CAP, _over_cap(spent)
+            q.add(path, line_no, reason, message, _over_cap_todo(spent),
                   _excerpt(raw.head if long else raw), n)  # fmt: skip
             break
         if line_no == 1 and not long and raw.startswith(_BOM):

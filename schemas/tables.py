@@ -669,7 +669,8 @@ QUARANTINE = _t(
         "reason",
         "string",
         "Short machine-readable reason: invalid_json, blank_line, not_an_object, not_utf8, "
-        "unparseable_result, line_too_long, over_run_cap, too_large, special_file, "
+        "unparseable_result, line_too_long, over_run_cap, over_trajectory_cap, too_large, "
+        "special_file, "
         "undecodable_name, nested_archive, lfs_pointer (a Git LFS pointer in a file's place), "
         "...",
         True,

@@ -7,7 +7,8 @@
 -- n_tasks_matched counts the tasks run that are tasks of the human data; when it is 0 the
 -- figures over the N human tasks are null under the deskscore rules (0 under osworld-human,
 -- as the original computes them), and `note` says why (no usable result, or which domains
--- ran instead: Sec-Eval's scenarios, DeskCraft's tasks).
+-- ran instead: Sec-Eval's scenarios, DeskCraft's tasks); it also says when trajectory lines
+-- past a reading cap were counted but not read, which leaves those tasks' step counts short.
 -- Which figures, in which order, how they are shown and what ranks runs: the metric registry
 -- (deskscore.scorers.metrics) says, and the loader renders the {{ }} expressions from it.
 -- Reads: runs, run_labels, episodes, episode_scores, quarantine, run_scores, run_costs.
@@ -40,8 +41,17 @@ episode_facts AS (
     GROUP BY run_id
 ),
 quarantined AS (
-    -- items quarantined: a row of consecutive lines counts each of its lines
-    SELECT run_id, sum(coalesce(n_lines, 1)) AS n_quarantined
+    -- items quarantined: a row of consecutive lines counts each of its lines; those past a
+    -- reading cap were counted, not read, so their tasks' step counts are short
+    SELECT
+        run_id,
+        sum(coalesce(n_lines, 1)) AS n_quarantined,
+        sum(coalesce(n_lines, 1)) FILTER (
+            WHERE reason IN ('over_run_cap', 'over_trajectory_cap')
+        ) AS n_lines_over_cap,
+        count(DISTINCT location) FILTER (
+            WHERE reason IN ('over_run_cap', 'over_trajectory_cap')
+        ) AS n_files_over_cap
     FROM quarantine
     GROUP BY run_id
 ),
@@ -65,6 +75,8 @@ scored AS (
         e.n_steps,
         e.n_without_result,
         coalesce(q.n_quarantined, 0) AS n_quarantined,
+        q.n_lines_over_cap,
+        q.n_files_over_cap,
         c.* EXCLUDE (run_id)
     FROM run_scores AS s
     JOIN run_facts AS r USING (run_id)
@@ -76,7 +88,7 @@ scored AS (
 noted AS (
     SELECT
         *,
-        CASE
+        nullif(concat_ws('; ', CASE
             WHEN n_tasks_matched > 0 THEN NULL
             ELSE
                 CASE
@@ -93,7 +105,12 @@ noted AS (
                         THEN ': the figures over the N human tasks are 0, as OSWorld-Human''s score.py computes them'
                     ELSE ': the figures over the N human tasks (OSWorld-Human %, WES+, WES-, WES) are empty'
                 END
-        END AS note
+        END, CASE
+            WHEN n_lines_over_cap > 0 THEN
+                n_lines_over_cap || ' trajectory line(s) of ' || n_files_over_cap
+                || ' file(s) were past a reading cap, counted but not read (see quarantine):'
+                || ' those tasks'' step counts are short'
+        END), '') AS note
     FROM scored
 ),
 final AS (

@@ -513,19 +513,19 @@ def _line_rows(read: EpisodeRead) -> list[dict]:
 
 def test_consecutive_blank_lines_are_one_quarantine_row_with_their_range(tmp_path: Path) -> None:
     step = rec(1, "20250101@120000", "DONE")
-    traj = b"\n" * 50_000 + step + b"\n" + b"\n\n\n" + b"not json\n" * 2
+    traj = b"\n" * 20_000 + step + b"\n" + b"\n\n\n" + b"not json\n" * 2
     [read] = read_all(open_source(_one_task_zip(tmp_path, traj)))
     conforms([read])
     rows = [(q["reason"], q["line_no"], q["line_end"], q["n_lines"]) for q in _line_rows(read)]
     assert rows == [
-        ("blank_line", 1, 50_000, 50_000),
-        ("blank_line", 50_002, 50_004, 3),
-        ("invalid_json", 50_005, 50_006, 2),
+        ("blank_line", 1, 20_000, 20_000),
+        ("blank_line", 20_002, 20_004, 3),
+        ("invalid_json", 20_005, 20_006, 2),
     ]
     ep = read.episode
-    assert ep["n_lines"] == count_lines(traj) == 50_006
+    assert ep["n_lines"] == count_lines(traj) == 20_006
     assert len(read.steps) + ep["n_quarantined"] == ep["n_lines"]
-    assert "traj.jsonl:1-50000: 50000 consecutive lines" in _line_rows(read)[0]["message"]
+    assert "traj.jsonl:1-20000: 20000 consecutive lines" in _line_rows(read)[0]["message"]
 
 
 @pytest.mark.parametrize("cap", ["DESKSCORE_MAX_RUN_LINES", "DESKSCORE_MAX_RUN_BYTES"])
@@ -552,6 +552,36 @@ def test_lines_after_the_runs_budget_are_counted_in_one_row(
     for r in reads:
         assert r.episode["n_lines"] == 8
         assert len(r.steps) + r.episode["n_quarantined"] == 8
+
+
+def test_one_overlong_trajectory_leaves_its_runs_other_tasks_read(
+    tmp_path: Path, write_tree, monkeypatch
+) -> None:
+    """A task of 20 lines against a run budget of 13: before the per-file cap it spent the
+    budget, and the other tasks were quarantined whole (scored as 0 steps)."""
+    from deskscore.collectors import limits
+
+    line = rec(1, "20250101@120000", "pyautogui.click(1, 2)")
+    names = ["0a" + TASK[2:], "0b" + TASK[2:], "0c" + TASK[2:]]
+    tree = {
+        f"{RUN}/chrome/{t}/traj.jsonl": (line + b"\n") * n
+        for t, n in zip(names, (20, 4, 4), strict=True)
+    }
+    monkeypatch.setenv("DESKSCORE_MAX_RUN_LINES", "13")
+    monkeypatch.setenv("DESKSCORE_MAX_TRAJECTORY_LINES", "5")
+    with limits.run_budget():
+        reads = read_all(open_source(str(write_tree(tmp_path / "src", tree))))
+    conforms(reads)
+    assert [len(r.steps) for r in reads] == [5, 4, 4]
+    [over] = _line_rows(reads[0])
+    assert (over["reason"], over["line_no"], over["line_end"], over["n_lines"]) == (
+        "over_trajectory_cap",
+        6,
+        20,
+        15,
+    )
+    assert "DESKSCORE_MAX_TRAJECTORY_LINES" in over["message"]
+    assert not _line_rows(reads[1]) and not _line_rows(reads[2])
 
 
 def test_a_line_over_the_document_cap_is_quarantined_with_its_length(

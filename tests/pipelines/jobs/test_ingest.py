@@ -263,6 +263,34 @@ def test_a_run_of_bad_lines_is_one_row_and_ingest_and_check_count_every_line(tmp
     assert board == [(5003,)]
 
 
+def test_an_overlong_trajectory_is_capped_alone_and_the_leaderboard_says_so(
+    tmp_path, monkeypatch
+) -> None:
+    """One task of 40 lines in a run whose budget is 30: before each file had its own cap it
+    spent the budget, the other tasks' lines were quarantined and scored as 0 steps, and the
+    leaderboard said nothing."""
+    from deskscore.pipelines.cli.check import check_warehouse
+
+    step = b'{"step_num": 1, "action": "pyautogui.click(1, 2)"}\n'
+    for i, n in enumerate((40, 3, 3)):
+        task = tmp_path / "src" / "run" / "chrome" / f"{i}{_UUID[1:]}"
+        task.mkdir(parents=True)
+        (task / "traj.jsonl").write_bytes(step * n)
+        (task / "result.txt").write_text("1\n")
+    monkeypatch.setenv("DESKSCORE_MAX_RUN_LINES", "30")
+    monkeypatch.setenv("DESKSCORE_MAX_TRAJECTORY_LINES", "10")
+    wh = tmp_path / "wh"
+    result = run_ingest(IngestOptions(str(wh), sources=(str(tmp_path / "src"),), engine="direct"))
+    assert (result.traj_lines, result.steps, result.quarantined) == (46, 16, 30)
+    con = connect(wh)
+    steps = con.sql("SELECT n_steps FROM episodes ORDER BY task_id").fetchall()
+    assert steps == [(10,), (3,), (3,)]
+    assert check_warehouse(wh).ok
+    run_score(ScoreOptions(str(wh), max_steps_scoring=15, workers=1))
+    [(note,)] = connect(wh).sql("SELECT DISTINCT note FROM leaderboard").fetchall()
+    assert note.startswith("30 trajectory line(s) of 1 file(s) were past a reading cap")
+
+
 def test_an_ingest_reads_back_only_the_files_of_the_runs_it_names(small_archive, tmp_path) -> None:
     """The ingest's figures and its reconciliation are read back from the files of its own
     sources' runs, not from every table whole (a cost that grew with the warehouse): another
