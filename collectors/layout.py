@@ -221,8 +221,49 @@ def discover_source(source: Any, layout: str | None = None) -> tuple[list[RunFol
 
     runs: list[RunFolder] = []
     problems: list[dict] = []
-    for run in discover(source.files(), layout):
+    found_runs = discover(source.files(), layout)
+    for run in found_runs:
         expanded, found = get(run.format).expand(source, run)
         runs.extend(expanded)
         problems.extend(found)
+    if found_runs:  # a source with none gets one row saying where to point instead
+        problems.extend(_stray_trajectories(source.files(), found_runs))
     return runs, problems
+
+
+STRAY_TRAJECTORY = "outside_task_folder"
+_TRAJECTORY = "traj.jsonl"
+
+
+def _stray_trajectories(files: Iterable[str], runs: list[RunFolder]) -> list[dict]:
+    """A row for each OSWorld trajectory that lies in no task folder found (its folder is not
+    named like a task: 'abc 123', a cut UUID), so it is not dropped unseen: it says which
+    --layout reads it, one with a level per folder above its domain."""
+    tasks = {t.path for r in runs for t in r.tasks}
+    rows = []
+    for f in sorted(files):
+        folder, _, base = f.rpartition("/")
+        if base != _TRAJECTORY or f.startswith("__MACOSX/") or "/__MACOSX/" in f:
+            continue
+        levels = folder.split("/") if folder else []
+        if any("/".join(levels[:i]) in tasks for i in range(1, len(levels) + 1)):
+            continue
+        if len(levels) >= 2:
+            pattern = "/".join(["*"] * (len(levels) - 2) + ["{domain}", "{task_id}"])
+            todo = (
+                f"if it is a task, name its folder by the task id, or ingest again with "
+                f"--layout '{pattern}' (which reads every folder at that depth as a task)"
+            )
+        else:
+            todo = "a task's files belong in <run>/<domain>/<task_id>/; move it into one"
+        rows.append(
+            {
+                "location": f,
+                "reason": STRAY_TRAJECTORY,
+                "message": (
+                    f"{f}: a trajectory in no task folder found (its folder is not named like "
+                    f"a task, e.g. by a UUID); it was not read: {todo}"
+                ),
+            }
+        )
+    return rows

@@ -672,6 +672,7 @@ QUARANTINE = _t(
         "unparseable_result, line_too_long, over_run_cap, over_trajectory_cap, too_large, "
         "special_file, "
         "undecodable_name, nested_archive, lfs_pointer (a Git LFS pointer in a file's place), "
+        "outside_task_folder (a traj.jsonl in no task folder found), "
         "...",
         True,
     ),

@@ -136,3 +136,43 @@ def test_macos_metadata_of_an_unpacked_zip_makes_no_tasks() -> None:
     [run] = discover(files)
     assert run.run_path == "run"
     assert run.tasks[0].files == ("result.txt", "step_1_20250101@120000.png", "traj.jsonl")
+
+
+def test_a_trajectory_in_no_task_folder_gets_a_row_naming_a_layout_that_reads_it(
+    tmp_path,
+) -> None:
+    """A task folder named 'abc 123' (not a UUID) beside UUID ones was dropped unseen: its
+    lines were in no table and `check`, re-counting the same folders, passed."""
+    from deskscore.collectors.layout import discover_source
+    from deskscore.collectors.source import open_source
+
+    root = "res/pyautogui/screenshot/m"
+    stray = f"{root}/chrome/{A[:8]} {A[9:]}"
+    files = [*task_files(f"{root}/chrome/{B}"), *task_files(stray), f"{root}/traj.jsonl"]
+    files += [f"{root}/chrome/{B}/0/traj.jsonl", "__MACOSX/x/traj.jsonl", f"{root}/notes.txt"]
+    for f in files:
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_bytes(b'{"step_num": 1, "action": "DONE"}\n')
+    with open_source(str(tmp_path)) as src:
+        runs, problems = discover_source(src)
+    assert [t.path for r in runs for t in r.tasks] == [f"{root}/chrome/{B}"]
+    # a trial folder below a task folder is part of it; macOS metadata is no trajectory
+    locations = sorted(p["location"] for p in problems)
+    assert locations == [f"{stray}/traj.jsonl", f"{root}/traj.jsonl"]
+    [row] = [p for p in problems if p["location"].startswith(stray)]
+    assert row["reason"] == "outside_task_folder"
+    assert "--layout '*/*/*/*/{domain}/{task_id}'" in row["message"]
+    with open_source(str(tmp_path)) as src:
+        runs, problems = discover_source(src, "*/*/*/*/{domain}/{task_id}")
+    assert f"{stray}" in {t.path for r in runs for t in r.tasks}
+    assert not [p for p in problems if p["location"].startswith(stray)]
+
+
+def test_a_source_without_task_folders_gets_no_row_per_trajectory(tmp_path) -> None:
+    from deskscore.collectors.layout import discover_source
+    from deskscore.collectors.source import open_source
+
+    (tmp_path / "x y").mkdir()
+    (tmp_path / "x y" / "traj.jsonl").write_bytes(b"{}\n")
+    with open_source(str(tmp_path)) as src:
+        assert discover_source(src) == ([], [])
