@@ -11,7 +11,8 @@ elsewhere). Both take a few milliseconds, against the hundreds a run costs.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any, TypeVar
 
@@ -82,9 +83,33 @@ def release() -> None:
         trim(0)  # type: ignore[operator]
 
 
+GEN0_WHILE_RUNNING = 100_000
+"""The cyclic collector's first threshold while an element runs (Python's default: 700).
+Reading a run allocates millions of small objects that are not cycles (a step's dicts,
+strings, tuples) and that mostly outlive a young collection, so the default collects often,
+and promotes them into older generations that are scanned again and again, for nothing:
+`release` collects everything once the element is done. Measured on 6 run archives ingested
+in one process, 4 alternating rounds: 4.06-4.14 s before, 3.91-3.99 s with it (about 4%),
+the same peak RSS; with the collector disabled altogether, no faster."""
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Raise the collector's first threshold (GEN0_WHILE_RUNNING) for the block; cycles are
+    still collected, a hundred times less often."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], GEN0_WHILE_RUNNING), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 def released(process: Callable[[Any], Iterable[T]], element: Any) -> list[T]:
-    """Run one element through a stage to the end, then give its memory back (`release`);
-    its outputs (a few file paths or small records) are returned whole, after."""
-    outputs = list(process(element))
+    """Run one element through a stage to the end (collecting cycles rarely meanwhile:
+    `fewer_collections`), then give its memory back (`release`); its outputs (a few file
+    paths or small records) are returned whole, after."""
+    with fewer_collections():
+        outputs = list(process(element))
     release()
     return outputs
