@@ -221,13 +221,14 @@ def discover_source(source: Any, layout: str | None = None) -> tuple[list[RunFol
 
     runs: list[RunFolder] = []
     problems: list[dict] = []
-    found_runs = discover(source.files(), layout)
+    files = source.files()
+    found_runs = discover(files, layout)
     for run in found_runs:
         expanded, found = get(run.format).expand(source, run)
         runs.extend(expanded)
         problems.extend(found)
     if found_runs:  # a source with none gets one row saying where to point instead
-        problems.extend(_stray_trajectories(source.files(), found_runs))
+        problems.extend(_stray_trajectories(files, found_runs))
     return runs, problems
 
 

@@ -44,9 +44,10 @@ MAX_RESULT_CHARS = 200
 """result_raw keeps this much of result.txt's first line (the score is parsed from all of it):
 a 10 MB value is neither stored nor printed whole."""
 OVER_RUN_CAP = "over_run_cap"
-OVER_TRAJECTORY_CAP = "over_trajectory_cap"
 """The quarantine reason of lines counted but not parsed: the run's budget of lines (or of
 their bytes) was spent (`limits.RUN_LINES`, `limits.RUN_BYTES`)."""
+OVER_TRAJECTORY_CAP = "over_trajectory_cap"
+"""The same for the lines of one trajectory file past its own cap (`limits.TRAJECTORY_LINES`)."""
 LINE_TOO_LONG = "line_too_long"
 
 
