@@ -18,7 +18,10 @@ opened without a job commits each write at once (tests, small tools).
 Packs: many small runs would make many small files, so `compact` folds the small files of a
 table into packs, `<table>/benchmark=<b>/_packs/<name>--<digest>.parquet`, one row group per
 run. A slot of a packed run points at its row group; replacing or removing such a run rewrites
-the pack without it in the same commit, so no file a reader opens holds a stale row.
+the pack without it in the same commit, so no file a reader opens holds a stale row. A job
+that writes many runs can also put them into packs as it writes them (`pack_writes`): each
+process keeps a pack per table open and journals its runs when the pack is closed and named,
+so their rows are written once.
 """
 
 from __future__ import annotations
@@ -97,6 +100,10 @@ def _mean_rows(entries: Iterable[Entry]) -> float | None:
     return None if not rows or None in rows else sum(rows) / len(rows)  # type: ignore[arg-type]
 
 
+DIRECT_PACK_BYTES = 4 * SMALL_FILE_BYTES
+"""A run's table under this much Arrow memory goes straight into a pack when the warehouse
+packs writes (`Warehouse(pack_writes=True)`): about a SMALL_FILE_BYTES file, the size below
+which `compact` would fold it into a pack afterwards (Arrow holds ~4x its Parquet)."""
 MIN_SMALL_FILES = 8
 """`compact` leaves a table alone until it has this many small files of one kind."""
 KEEP_GENERATIONS = 3
@@ -162,22 +169,69 @@ def _write_parquet(root: Path, target_dir: Path, name: str, write: Any) -> Path:
     """Write a file with `write(tmp_path)` and give it its final, content-derived name. The
     temporary file is made in the warehouse's `_manifest/tmp`, which the next writer clears
     (a write killed before its rename leaves nothing among the tables)."""
-    target_dir.mkdir(parents=True, exist_ok=True)
-    tmp_dir = manifest_dir(root) / TMP_DIR
-    tmp_dir.mkdir(parents=True, exist_ok=True)
-    tmp = tmp_dir / f"{_segment(name)}.{uuid.uuid4().hex}.tmp"
+    tmp = _tmp_file(root, name)
     try:
         write(tmp)
-        digest = hashlib.sha1()
-        with open(tmp, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(chunk)
-        final = target_dir / f"{_segment(name)}--{digest.hexdigest()[:16]}.parquet"
-        os.replace(tmp, final)  # the same bytes under the same name when it exists already
-        return final
+        return _publish(tmp, target_dir, name)
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def _tmp_file(root: Path, name: str) -> Path:
+    """A new temporary file's path in `_manifest/tmp` (see `_write_parquet`)."""
+    tmp_dir = manifest_dir(root) / TMP_DIR
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    return tmp_dir / f"{_segment(name)}.{uuid.uuid4().hex}.tmp"
+
+
+def _publish(tmp: Path, target_dir: Path, name: str) -> Path:
+    """Move a finished temporary file to `target_dir` under its content-derived name."""
+    target_dir.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha1()
+    with open(tmp, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    final = target_dir / f"{_segment(name)}--{digest.hexdigest()[:16]}.parquet"
+    os.replace(tmp, final)  # the same bytes under the same name when it exists already
+    return final
+
+
+class _OpenPack:
+    """A pack this process is writing straight from runs' tables (`Warehouse(pack_writes=
+    True)`): its temporary file, open writer, and the slots of its row groups, in order.
+    Nothing of it is journaled until it is closed and named (`Warehouse.flush_packs`)."""
+
+    def __init__(self, root: Path, name: str, slot: str, rows: int) -> None:
+        import pyarrow.parquet as pq
+
+        from deskscore.schemas import arrow_schema
+
+        self.schema = arrow_schema(name)
+        self.tmp = _tmp_file(root, slot)
+        self.writer: Any = pq.ParquetWriter(self.tmp, self.schema, compression=_codec(rows))
+        self.slots: list[tuple[str, int]] = []
+        self.size = 0
+        """Arrow bytes written: a pack holds at most `4 * PACK_TARGET_BYTES` of them, as
+        `compact` fills its packs (in-memory Arrow is ~4x its Parquet)."""
+
+    def add(self, key: str, data: pa.Table) -> None:
+        self.writer.write_table(_conform(data, self.schema), row_group_size=1 << 30)
+        self.slots.append((key, data.num_rows))
+        self.size += data.nbytes
+
+    @property
+    def full(self) -> bool:
+        return self.size >= 4 * PACK_TARGET_BYTES or len(self.slots) >= PACK_MAX_RUNS
+
+    def close(self, target_dir: Path, slot: str) -> Path:
+        """The finished pack under its final name (removed when closing it fails)."""
+        try:
+            self.writer.close()
+            return _publish(self.tmp, target_dir, slot)
+        finally:
+            if self.tmp.exists():
+                self.tmp.unlink()
 
 
 @contextlib.contextmanager
@@ -209,17 +263,29 @@ class Warehouse:
     `job`: the transaction this instance writes for (its writes are journaled and become
     visible when the job commits); None commits every write at once. `pending`: reads also
     see the job's uncommitted writes (the job's driver, checking its outputs before it
-    commits)."""
+    commits). `pack_writes` (with a job): a run's small, non-empty table goes straight into
+    a pack this instance keeps open (see `DIRECT_PACK_BYTES`), journaled when the pack is
+    closed, by `flush_packs` or `close`; so a job of many runs writes each row once, instead
+    of a file per run that `compact` then reads and writes again."""
 
     def __init__(
-        self, root: str | os.PathLike[str], job: str | None = None, *, pending: bool = False
+        self,
+        root: str | os.PathLike[str],
+        job: str | None = None,
+        *,
+        pending: bool = False,
+        pack_writes: bool = False,
     ) -> None:
         from deskscore.schemas.validate import pyarrow_without_pandas
 
+        if pack_writes and job is None:
+            raise ValueError("pack_writes needs a job: a pack is journaled when it is closed")
         pyarrow_without_pandas()  # the warehouse builds arrays: see its doc
         self.root = Path(root).resolve()
         self.job = job
         self.pending = pending
+        self._packs: dict[tuple[str, str, str], _OpenPack] | None = {} if pack_writes else None
+        """Open packs by (table, partition folder above the run, slot name)."""
         self._cached: tuple[int | None, Manifest] | None = None
         self._pending_view: PendingView | None = None
         self._partitions: Partitions | None = None
@@ -381,14 +447,18 @@ class Warehouse:
         partition: Mapping[str, str],
         file: str = "data",
     ) -> Path:
-        """Write one slot's rows (replacing what it held); returns the new file's path. The
-        write is part of this instance's job, or committed at once without one."""
+        """Write one slot's rows (replacing what it held); returns the new file's path, or
+        None for rows that went into an open pack (`pack_writes`). The write is part of this
+        instance's job, or committed at once without one."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         data = rows if isinstance(rows, pa.Table) else conform_rows(name, rows)
         if self.job is None:
             ensure_generation(self.root)
+        if self._packs is not None and self._pack(name, partition, file, data):
+            return None
+        self._unpend(name, partition, file)
         target_dir = self.partition_dir(name, partition)
         path = _write_parquet(
             self.root,
@@ -405,8 +475,62 @@ class Warehouse:
 
     def remove(self, name: str, partition: Mapping[str, str], file: str = "data") -> None:
         """Empty one slot (a run that no longer has rows of this table or stage)."""
+        self._unpend(name, partition, file)
         key = slot_key(self.partition_of(name, partition), _segment(file))
         self._record({"op": "delete", "table": name, "slot": key})
+
+    def _pack(self, name: str, partition: Mapping[str, str], file: str, data: pa.Table) -> bool:
+        """Whether `data` went into an open pack: a run's table (its partition ends with the
+        run) of some rows but under DIRECT_PACK_BYTES; a full pack is closed at once."""
+        decl = table(name)
+        if not (decl.partition and decl.partition[-1] == "run_id"):
+            return False
+        if not data.num_rows or data.nbytes >= DIRECT_PACK_BYTES:
+            return False  # an empty slot keeps its own file: a pack has no empty row groups
+        assert self._packs is not None
+        folder = self.partition_of(name, partition)
+        where = (name, folder.rsplit("/", 1)[0], _segment(file))
+        pack = self._packs.get(where)
+        if pack is None:
+            pack = self._packs[where] = _OpenPack(self.root, name, where[2], data.num_rows)
+        try:
+            pack.add(slot_key(folder, where[2]), data)
+        except BaseException:  # a pack cut short is dropped with its runs: the job fails
+            del self._packs[where]
+            with contextlib.suppress(Exception):
+                pack.writer.close()
+            pack.tmp.unlink(missing_ok=True)
+            raise
+        if pack.full:
+            self._close_pack(where)
+        return True
+
+    def _unpend(self, name: str, partition: Mapping[str, str], file: str) -> None:
+        """Before a slot is written to its own file or removed: when an open pack holds rows
+        of it, the packs are closed first, so their puts come before this operation."""
+        if not self._packs:
+            return
+        key = slot_key(self.partition_of(name, partition), _segment(file))
+        if any(k == key for (t, _, _), p in self._packs.items() if t == name for k, _ in p.slots):
+            self.flush_packs()
+
+    def _close_pack(self, where: tuple[str, str, str]) -> None:
+        assert self._packs is not None
+        name, parent, slot = where
+        pack = self._packs.pop(where)
+        base = self.table_dir(name)
+        path = pack.close(base / parent / PACK_DIR, slot)
+        rel = str(path.relative_to(base))
+        for group, (key, n) in enumerate(pack.slots):
+            self._record(
+                {"op": "put", "table": name, "slot": key, "file": rel, "groups": [group],
+                 "rows": n}
+            )  # fmt: skip
+
+    def flush_packs(self) -> None:
+        """Close and journal every pack this instance has open (see `pack_writes`)."""
+        for where in sorted(self._packs or {}):
+            self._close_pack(where)
 
     def drop_run(self, benchmark: str, run_id: str) -> int:
         """Remove every row of one run from every table (a run no longer in its source);
@@ -442,6 +566,8 @@ class Warehouse:
         self._journal.flush()
 
     def close(self) -> None:
+        """Close the open packs (journaling their runs), then the journal."""
+        self.flush_packs()
         if self._journal is not None:
             self._journal.close()
             self._journal = None

@@ -236,6 +236,17 @@ def run_ingest(options: IngestOptions) -> IngestResult:
         return _ingest(options, plan, pool, workers)
 
 
+def _packs_directly(options: IngestOptions, engine: str, sources: int, processes: int) -> bool:
+    """Whether the ingest stage writes runs' small tables straight into packs: on this
+    machine's engines (a Beam runner need not tear its stages down, which closes the packs),
+    unless the user keeps files as they are (`--no-compact`), and with enough sources for
+    each process to fill packs of MIN_SMALL_FILES runs, the fewest `compact` folds (fewer
+    runs would leave small packs that compaction never refills)."""
+    from deskscore.collectors.warehouse.store import MIN_SMALL_FILES
+
+    return engine != "beam" and options.compact and sources >= MIN_SMALL_FILES * processes
+
+
 def _ingest(
     options: IngestOptions, plan: IngestPlan, pool: LocalPool, workers: int | None
 ) -> IngestResult:
@@ -262,10 +273,16 @@ def _ingest(
     engine = choose_engine(options.engine, len(todo), workers, options.beam_args)
     # One transaction: every run's tables, the sources' problems, the record of what was
     # ingested and the packing of small files become visible together, or not at all.
+    processes = pool.workers if engine == "local" else 1
     with Warehouse(options.warehouse).transaction() as wh:
         before = _stored_hashes(wh)
         stage = IngestStage(
-            str(wh.root), options.layout, options.force, run_fields=named, job=wh.job
+            str(wh.root),
+            options.layout,
+            options.force,
+            run_fields=named,
+            job=wh.job,
+            pack_writes=_packs_directly(options, engine, len(todo), processes),
         )
         if engine == "beam":  # listed here, then every run is an element of the pipeline
             listings = [_list(item, **how) for item in todo]
@@ -292,6 +309,7 @@ def _ingest(
                 pool=pool,
             )
             engine = used if engine == "direct" else engine
+        pool.close()  # the workers' packs are closed and journaled as they exit
         check_outputs(wh, [stage], work)
         after = _stored_hashes(wh, run_ids)
         left_out = _left_out(wh, work)
@@ -314,7 +332,6 @@ def _ingest(
         if options.compact:
             # Packed once the workers have exited, by threads of this process (see
             # compaction): two processes packing side by side held ~200 MB more.
-            pool.close()
             packing = compact_tables(wh, threads=1 if engine == "direct" else pool.workers)
             compacted = sum(c.files_in for c in packing)
     return IngestResult(

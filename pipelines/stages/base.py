@@ -77,6 +77,10 @@ class Stage:
 
     label: ClassVar[str]
     """What progress counts for this stage ('runs scored', 'loops', ...)."""
+    pack_writes: bool = False
+    """Whether the stage's warehouse writes runs' small tables straight into packs (see
+    `Warehouse`): only where its teardown is sure to run before the job checks its outputs
+    (this machine's engines, not a Beam runner, which may never call it)."""
 
     def __init__(self, warehouse: str, job: str | None = None) -> None:
         self.warehouse = warehouse
@@ -92,7 +96,7 @@ class Stage:
 
         arrow_on_malloc()
         pyarrow_without_pandas()
-        self.wh = Warehouse(self.warehouse, self.job)
+        self.wh = Warehouse(self.warehouse, self.job, pack_writes=self.pack_writes)
 
     def process(self, element: Any) -> Iterator[Any]:
         """Do this stage's work for `element`; yield what the next stage takes."""

@@ -332,3 +332,98 @@ def test_a_data_file_cut_short_or_deleted_is_one_error_naming_it(tmp_path, damag
     with pytest.raises(WarehouseDamaged, match="--force") as caught:
         Warehouse(tmp_path).read("quarantine")
     assert str(path) in str(caught.value)
+
+
+def _packing_job(tmp_path, runs: range) -> tuple[Warehouse, str]:
+    """A job's warehouse packing writes, with quarantine rows of `runs` written into it."""
+    wh = Warehouse(tmp_path, "job-1", pack_writes=True)
+    _add_runs(wh, runs)
+    return wh, "job-1"
+
+
+def test_runs_written_with_pack_writes_land_in_one_pack_journaled_when_it_closes(
+    tmp_path,
+) -> None:
+    from deskscore.collectors.warehouse.store import commit
+
+    wh, job = _packing_job(tmp_path, range(10))
+    assert read_journal(tmp_path, job) == []  # nothing is a slot until the pack is named
+    assert not list(tmp_path.glob("quarantine/**/*.parquet"))
+    wh.close()
+    ops = read_journal(tmp_path, job)
+    assert [op["groups"] for op in ops] == [[i] for i in range(10)]
+    assert len({op["file"] for op in ops}) == 1 and "/_packs/" in ops[0]["file"]
+    commit(tmp_path, ops, job=job)
+    loose = tmp_path / "loose"
+    _add_runs(Warehouse(loose), range(10))
+    packed = Warehouse(tmp_path)
+    assert _runs_per_pack(packed) == [10]
+    for i in range(10):
+        part = {"benchmark": "b", "run_id": f"r{i:02d}"}
+        assert packed.read("quarantine", part).equals(Warehouse(loose).read("quarantine", part))
+
+
+def test_a_pack_written_directly_is_closed_when_it_reaches_its_runs_cap(
+    tmp_path, monkeypatch
+) -> None:
+    from deskscore.collectors.warehouse import store
+
+    monkeypatch.setattr(store, "PACK_MAX_RUNS", 3)
+    wh, job = _packing_job(tmp_path, range(7))
+    assert len({op["file"] for op in read_journal(tmp_path, job)}) == 2  # two full packs
+    wh.close()
+    store.commit(tmp_path, read_journal(tmp_path, job), job=job)
+    assert _runs_per_pack(Warehouse(tmp_path)) == [1, 3, 3]
+
+
+def test_an_empty_or_large_table_keeps_its_own_file_when_writes_are_packed(
+    tmp_path, monkeypatch
+) -> None:
+    from deskscore.collectors.warehouse import store
+
+    wh = Warehouse(tmp_path, "job-1", pack_writes=True)
+    empty = wh.write("quarantine", [], {"benchmark": "b", "run_id": "empty"})
+    monkeypatch.setattr(store, "DIRECT_PACK_BYTES", 1)
+    large = wh.write("quarantine", [_q(1)], {"benchmark": "b", "run_id": "large"})
+    assert empty is not None and "_packs" not in empty.parts
+    assert large is not None and "_packs" not in large.parts
+    wh.close()
+    assert [op["slot"].split("/")[1] for op in read_journal(tmp_path, "job-1")] == [
+        "run_id=empty",
+        "run_id=large",
+    ]
+
+
+def test_a_slot_removed_or_rewritten_after_it_was_packed_keeps_the_later_operation(
+    tmp_path, monkeypatch
+) -> None:
+    from deskscore.collectors.warehouse import store
+
+    wh, job = _packing_job(tmp_path, range(3))
+    wh.remove("quarantine", {"benchmark": "b", "run_id": "r01"})  # packs close first
+    monkeypatch.setattr(store, "DIRECT_PACK_BYTES", 1)  # r02 again, into its own file
+    wh.write("quarantine", [{**_q(7), "run_id": "r02"}], {"benchmark": "b", "run_id": "r02"})
+    wh.close()
+    store.commit(tmp_path, read_journal(tmp_path, job), job=job)
+    rows = Warehouse(tmp_path).read("quarantine").to_pylist()
+    assert sorted((r["run_id"], r["location"]) for r in rows) == [("r00", "f0"), ("r02", "f7")]
+
+
+def test_a_packing_writer_killed_before_closing_its_pack_leaves_nothing_behind(
+    tmp_path,
+) -> None:
+    Warehouse(tmp_path).write("quarantine", [_q(0)], PART)
+    before = Warehouse(tmp_path).snapshot()
+    _packing_job(tmp_path, range(5))  # never closed: what a killed worker leaves
+    tmp_files = list((manifest_dir(tmp_path) / "tmp").glob("*.tmp"))
+    assert len(tmp_files) == 1
+    assert Warehouse(tmp_path).snapshot() == before
+    with writer_lock(tmp_path, "next job"):
+        pass
+    assert not any(p.exists() for p in tmp_files)
+    assert Warehouse(tmp_path).snapshot() == before
+
+
+def test_packing_writes_needs_a_job(tmp_path) -> None:
+    with pytest.raises(ValueError, match="needs a job"):
+        Warehouse(tmp_path, pack_writes=True)

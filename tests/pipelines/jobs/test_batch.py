@@ -70,6 +70,49 @@ def test_two_worker_processes_write_the_same_tables_as_one(batch: Path, tmp_path
         assert a[name].equals(b[name]), name
 
 
+def test_an_ingest_of_enough_sources_writes_its_runs_straight_into_packs(
+    batch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each process packs the runs it reads as it writes them: no file per run to fold
+    afterwards, and the same tables as files left as they are."""
+    from deskscore.collectors.warehouse import store
+
+    monkeypatch.setattr(store, "MIN_SMALL_FILES", 2)  # 4 sources fill packs of 2 runs each
+    sources = (str(batch / "*.zip"),)
+    run_ingest(IngestOptions(str(tmp_path / "loose"), sources=sources, workers=1, compact=False))
+    packed = run_ingest(IngestOptions(str(tmp_path / "packed"), sources=sources, workers=2))
+    assert packed.engine == "local" and packed.runs_written == 4
+    assert packed.compacted == 0  # nothing left to fold
+    wh = Warehouse(tmp_path / "packed")
+    for name in ("runs", "episodes", "steps", "step_actions"):
+        slots = wh.slots(name)
+        assert len(slots) == 4 and all(e.groups is not None for _, e in slots), name
+        assert {Path(e.file).parent.name for _, e in slots} == {PACK_DIR}, name
+        assert len(wh.files(name)) <= 2, name  # a pack per process at most
+    a, b = _tables(tmp_path / "loose"), _tables(tmp_path / "packed")
+    for name in INGEST_TABLES:
+        assert a[name].equals(b[name]), name
+
+
+@pytest.mark.parametrize(
+    ("engine", "compact", "sources", "processes", "packs"),
+    [
+        ("local", True, 16, 2, True),
+        ("direct", True, 8, 1, True),
+        ("local", True, 15, 2, False),  # too few runs per process for full packs
+        ("beam", True, 100, 1, False),  # a runner need not tear its stages down
+        ("local", False, 100, 2, False),  # --no-compact: files as they are
+    ],
+)
+def test_runs_are_packed_as_written_only_on_local_engines_with_enough_sources(
+    engine: str, compact: bool, sources: int, processes: int, packs: bool
+) -> None:
+    from deskscore.pipelines.jobs.ingest import _packs_directly
+
+    options = IngestOptions("w", sources=("x",), compact=compact)
+    assert _packs_directly(options, engine, sources, processes) is packs
+
+
 def test_a_glob_names_every_archive_and_a_list_file_names_the_chosen_ones(
     batch: Path, tmp_path: Path
 ) -> None:
