@@ -75,8 +75,20 @@ def compact_tables(
     return [c for table in done for c in table]
 
 
+def pack_as_written(engine: str, compact: bool, units: int, processes: int) -> bool:
+    """Whether a job's stages write runs' small tables straight into packs (see `Warehouse`'s
+    `pack_writes`) instead of leaving files for `compact_tables`: on this machine's engines
+    (a Beam runner need not tear its stages down, which closes the packs), unless the user
+    keeps files as they are (`--no-compact`), and with `units` (sources or runs) enough for
+    each process to fill packs of MIN_SMALL_FILES runs, the fewest `compact` folds (fewer
+    would leave small packs that compaction never refills)."""
+    from deskscore.collectors.warehouse.store import MIN_SMALL_FILES
+
+    return engine != "beam" and compact and units >= MIN_SMALL_FILES * processes
+
+
 def _order(name: str) -> int:
     return _LARGEST_FIRST.index(name) if name in _LARGEST_FIRST else len(_LARGEST_FIRST)
 
 
-__all__ = ["compact_tables"]
+__all__ = ["compact_tables", "pack_as_written"]

@@ -236,17 +236,6 @@ def run_ingest(options: IngestOptions) -> IngestResult:
         return _ingest(options, plan, pool, workers)
 
 
-def _packs_directly(options: IngestOptions, engine: str, sources: int, processes: int) -> bool:
-    """Whether the ingest stage writes runs' small tables straight into packs: on this
-    machine's engines (a Beam runner need not tear its stages down, which closes the packs),
-    unless the user keeps files as they are (`--no-compact`), and with enough sources for
-    each process to fill packs of MIN_SMALL_FILES runs, the fewest `compact` folds (fewer
-    runs would leave small packs that compaction never refills)."""
-    from deskscore.collectors.warehouse.store import MIN_SMALL_FILES
-
-    return engine != "beam" and options.compact and sources >= MIN_SMALL_FILES * processes
-
-
 def _ingest(
     options: IngestOptions, plan: IngestPlan, pool: LocalPool, workers: int | None
 ) -> IngestResult:
@@ -254,7 +243,7 @@ def _ingest(
     from deskscore.collectors.ids import source_id
     from deskscore.collectors.warehouse import Warehouse
     from deskscore.pipelines.infra.runner import choose_engine, run_here, run_stages
-    from deskscore.pipelines.jobs.compaction import compact_tables
+    from deskscore.pipelines.jobs.compaction import compact_tables, pack_as_written
     from deskscore.pipelines.jobs.score import check_outputs
     from deskscore.pipelines.stages.elements import SourceItem
     from deskscore.pipelines.stages.ingest import (
@@ -282,7 +271,7 @@ def _ingest(
             options.force,
             run_fields=named,
             job=wh.job,
-            pack_writes=_packs_directly(options, engine, len(todo), processes),
+            pack_writes=pack_as_written(engine, options.compact, len(todo), processes),
         )
         if engine == "beam":  # listed here, then every run is an element of the pipeline
             listings = [_list(item, **how) for item in todo]

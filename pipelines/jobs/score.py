@@ -265,8 +265,8 @@ def run_score(options: ScoreOptions) -> ScoreResult:
     Runs whose inputs are unchanged since they were last scored this way are skipped (see
     `score_inputs`) unless `options.force`; afterwards small files are packed. Raises
     PriceError for a bad price file, before anything is written."""
-    from deskscore.pipelines.infra.runner import local_workers, run_stages
-    from deskscore.pipelines.jobs.compaction import compact_tables
+    from deskscore.pipelines.infra.runner import choose_engine, local_workers, run_stages
+    from deskscore.pipelines.jobs.compaction import compact_tables, pack_as_written
     from deskscore.pipelines.jobs.score_inputs import inputs_digests, record, stale
     from deskscore.pipelines.jobs.task_facts import ensure_deskcraft_tasks, uses_deskcraft_tasks
     from deskscore.pipelines.stages.base import run_keys
@@ -294,6 +294,11 @@ def run_score(options: ScoreOptions) -> ScoreResult:
             trial_groups = groups.run() if missing else 0
             return ScoreResult(runs_unchanged=skipped, trial_groups=trial_groups)
         stages = inputs.stages(str(wh.root), wh.job)
+        chosen = choose_engine(options.engine, len(todo), options.workers, options.beam_args)
+        processes = local_workers(len(todo), options.workers) if chosen == "local" else 1
+        if pack_as_written(chosen, options.compact, len(todo), processes):
+            for stage in stages:
+                stage.pack_writes = not stage.read_in_job
         engine = run_stages(
             stages,
             todo,

@@ -81,6 +81,9 @@ class Stage:
     """Whether the stage's warehouse writes runs' small tables straight into packs (see
     `Warehouse`): only where its teardown is sure to run before the job checks its outputs
     (this machine's engines, not a Beam runner, which may never call it)."""
+    read_in_job: ClassVar[bool] = False
+    """Whether a later stage of the same job reads this stage's writes of a run as soon as
+    they are written: then they cannot wait in an open pack."""
 
     def __init__(self, warehouse: str, job: str | None = None) -> None:
         self.warehouse = warehouse

@@ -60,6 +60,7 @@ class CostsStage(RunStage):
 
     label = "costs"
     writes = ("llm_call_costs", "episode_costs", "run_costs")
+    read_in_job = True  # the intervals resample each run's episode_costs of this job
 
     def __init__(self, warehouse: str, table: PriceTable, job: str | None = None) -> None:
         super().__init__(warehouse, job)

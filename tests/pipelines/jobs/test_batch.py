@@ -94,8 +94,37 @@ def test_an_ingest_of_enough_sources_writes_its_runs_straight_into_packs(
         assert a[name].equals(b[name]), name
 
 
+def test_a_score_of_enough_runs_packs_its_tables_as_written_but_the_costs_it_reads_back(
+    batch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The intervals resample each run's costs as the same job writes them: those stay
+    files until compaction; every other score table goes straight into packs. The tables are
+    those of a score that leaves its files as they are."""
+    import shutil
+
+    from deskscore.collectors.warehouse import store
+    from deskscore.schemas import TABLES
+
+    monkeypatch.setattr(store, "MIN_SMALL_FILES", 2)
+    loose, packed = tmp_path / "loose", tmp_path / "packed"
+    run_ingest(IngestOptions(str(loose), sources=(str(batch / "*.zip"),), workers=1))
+    shutil.copytree(loose, packed)
+    run_score(ScoreOptions(str(loose), max_steps_scoring=50, workers=1, compact=False))
+    done = run_score(ScoreOptions(str(packed), max_steps_scoring=50, workers=2))
+    assert done.engine == "local" and done.runs_scored == 4
+    wh = Warehouse(packed)
+    for name in ("episode_scores", "run_scores", "verdicts", "run_score_intervals"):
+        slots = wh.slots(name)  # a slot per run and configuration (verdicts: two per run)
+        assert len(slots) >= 4 and all(e.groups is not None for _, e in slots), name
+    for name in ("llm_call_costs", "episode_costs", "run_costs"):
+        assert all(e.groups is None for _, e in wh.slots(name)), name
+    for name in TABLES:
+        a, b = Warehouse(loose).read(name).to_pylist(), wh.read(name).to_pylist()
+        assert sorted(map(repr, a)) == sorted(map(repr, b)), name
+
+
 @pytest.mark.parametrize(
-    ("engine", "compact", "sources", "processes", "packs"),
+    ("engine", "compact", "units", "processes", "packs"),
     [
         ("local", True, 16, 2, True),
         ("direct", True, 8, 1, True),
@@ -104,13 +133,12 @@ def test_an_ingest_of_enough_sources_writes_its_runs_straight_into_packs(
         ("local", False, 100, 2, False),  # --no-compact: files as they are
     ],
 )
-def test_runs_are_packed_as_written_only_on_local_engines_with_enough_sources(
-    engine: str, compact: bool, sources: int, processes: int, packs: bool
+def test_runs_are_packed_as_written_only_on_local_engines_with_enough_runs(
+    engine: str, compact: bool, units: int, processes: int, packs: bool
 ) -> None:
-    from deskscore.pipelines.jobs.ingest import _packs_directly
+    from deskscore.pipelines.jobs.compaction import pack_as_written
 
-    options = IngestOptions("w", sources=("x",), compact=compact)
-    assert _packs_directly(options, engine, sources, processes) is packs
+    assert pack_as_written(engine, compact, units, processes) is packs
 
 
 def test_a_glob_names_every_archive_and_a_list_file_names_the_chosen_ones(
