@@ -1,10 +1,11 @@
 """Packing a job's small files, table by table on every local worker.
 
-Packing reads every small file of a table and writes it again into packs: after an ingest of
-a release that is all of its rows. Tables pack independently, so each can go to whichever
-process of a pool, or thread of this process, is free; each writes its packs into the same
-job (through its own journal), so they become visible with the job's commit, all together or
-not at all.
+Packing reads every small file of a table and writes it again into packs. A job of many runs
+writes its runs' tables straight into packs instead (`pack_as_written`), so what is left to
+fold is the files of jobs of a few runs, and tables a job reads back while it runs. Tables
+pack independently, so each can go to whichever process of a pool, or thread of this process,
+is free; each writes its packs into the same job (through its own journal), so they become
+visible with the job's commit, all together or not at all.
 
 Ingest and score pack in their own process once their workers have exited, with as many
 threads as they had workers: reading and writing Parquet runs in Arrow's C++ without the GIL,
