@@ -603,8 +603,10 @@ class Warehouse:
 
         Only files in the current schema version are packed (an older file is left for the
         job that rewrites it). Existing packs below the target size are refilled, so repeated
-        compactions converge to few packs of about `target_bytes`. The packs and the slots
-        moving into them are one commit (this instance's job's, or their own)."""
+        compactions converge to few packs of about `target_bytes`; a table is packed once it
+        has `min_files` small files, or `min_files` packs of fewer runs than that (the last,
+        part-filled packs of jobs that pack as they write). The packs and the slots moving
+        into them are one commit (this instance's job's, or their own)."""
         from deskscore.schemas import TABLES
 
         if self.job is None:
@@ -619,37 +621,40 @@ class Warehouse:
             if not decl.partition or decl.partition[-1] != "run_id":
                 continue
             base = self.table_dir(name)
-            groups: dict[tuple[str, str], list[tuple[str, Entry]]] = {}
+            loose: dict[tuple[str, str], list[tuple[str, Entry]]] = {}
+            packed: dict[tuple[str, str], list[tuple[str, Entry]]] = {}
             for key, entry in self._slots(name, None):
-                if entry.groups is not None or entry.rows == 0:
-                    continue  # packed already (may be refilled below), or an empty slot
+                if entry.rows == 0:
+                    continue  # an empty slot keeps its own file
                 partition, slot = split_slot(key)
+                group = (partition.rsplit("/", 1)[0], slot)
+                if entry.groups is not None:
+                    packed.setdefault(group, []).append((key, entry))  # may be refilled
+                    continue
                 path = base / entry.file
                 if path.stat().st_size >= small_bytes or schema_version_of(path) != SCHEMA_VERSION:
                     continue
-                parent = partition.rsplit("/", 1)[0]
-                groups.setdefault((parent, slot), []).append((key, entry))
+                loose.setdefault(group, []).append((key, entry))
             files_in = packs_out = rows = 0
-            for (parent, slot), members in sorted(groups.items()):
-                if len(members) < min_files:
-                    continue
-                packed = [
-                    (k, e)
-                    for k, e in self._slots(name, None)
-                    if e.groups is not None
-                    and split_slot(k)[1] == slot
-                    and split_slot(k)[0].rsplit("/", 1)[0] == parent
-                ]
-                runs_in = Counter(e.file for _, e in packed)
+            for parent, slot in sorted(set(loose) | set(packed)):
+                members = loose.get((parent, slot), [])
+                in_packs = packed.get((parent, slot), [])
+                runs_in = Counter(e.file for _, e in in_packs)
                 small_packs = {
                     file
                     for file, n in runs_in.items()
                     if _refillable(n, (base / file).stat().st_size, target_bytes)
                     and schema_version_of(base / file) == SCHEMA_VERSION
                 }
-                refill = [(k, e) for k, e in packed if e.file in small_packs]
+                # packs of a few runs (what is left of packs written as runs came: see
+                # `pack_writes`) are merged once there are as many of them as loose files it
+                # takes to make a pack
+                tiny = [f for f in small_packs if runs_in[f] < min_files]
+                if len(members) < min_files and (len(tiny) < min_files or len(tiny) < 2):
+                    continue
+                refill = [(k, e) for k, e in in_packs if e.file in small_packs]
                 n, r = self._fold(name, parent, slot, refill + members, target_bytes)
-                files_in += len(members)
+                files_in += len(members) + len(small_packs)
                 packs_out += n
                 rows += r
             if files_in:

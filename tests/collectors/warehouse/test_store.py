@@ -427,3 +427,27 @@ def test_a_packing_writer_killed_before_closing_its_pack_leaves_nothing_behind(
 def test_packing_writes_needs_a_job(tmp_path) -> None:
     with pytest.raises(ValueError, match="needs a job"):
         Warehouse(tmp_path, pack_writes=True)
+
+
+def test_part_filled_packs_of_jobs_that_pack_as_they_write_are_merged_once_there_are_enough(
+    tmp_path,
+) -> None:
+    """Each job leaves a pack of a few runs; the fourth such pack (min_files = 4) makes the
+    compaction merge them, and a pack of min_files runs or more is left as it is."""
+    from deskscore.collectors.warehouse.store import commit
+
+    def job(runs: range) -> list[int]:
+        name = f"job-{runs.start}"
+        wh = Warehouse(tmp_path, name, pack_writes=True)
+        _add_runs(wh, runs)
+        wh.close()
+        commit(tmp_path, read_journal(tmp_path, name), job=name)
+        Warehouse(tmp_path).compact(["quarantine"], min_files=4)
+        return _runs_per_pack(Warehouse(tmp_path))
+
+    assert [job(range(i, i + 2)) for i in range(0, 8, 2)] == [[2], [2, 2], [2, 2, 2], [8]]
+    merged = set(Warehouse(tmp_path).files("quarantine"))
+    assert job(range(8, 12)) == [4, 8]  # four runs: not a part-filled pack, kept
+    assert merged <= set(Warehouse(tmp_path).files("quarantine"))
+    ids = Warehouse(tmp_path).read("quarantine").column("run_id").to_pylist()
+    assert sorted(ids) == [f"r{i:02d}" for i in range(12)]
