@@ -82,7 +82,7 @@ def pack_as_written(engine: str, compact: bool, units: int, processes: int) -> b
     (a Beam runner need not tear its stages down, which closes the packs), unless the user
     keeps files as they are (`--no-compact`), and with `units` (sources or runs) enough for
     each process to fill packs of MIN_SMALL_FILES runs, the fewest `compact` folds (fewer
-    would leave small packs that compaction never refills)."""
+    would leave packs of a few runs, to be merged again later)."""
     from deskscore.collectors.warehouse.store import MIN_SMALL_FILES
 
     return engine != "beam" and compact and units >= MIN_SMALL_FILES * processes

@@ -262,16 +262,10 @@ def _ingest(
     engine = choose_engine(options.engine, len(todo), workers, options.beam_args)
     # One transaction: every run's tables, the sources' problems, the record of what was
     # ingested and the packing of small files become visible together, or not at all.
-    processes = pool.workers if engine == "local" else 1
     with Warehouse(options.warehouse).transaction() as wh:
         before = _stored_hashes(wh)
         stage = IngestStage(
-            str(wh.root),
-            options.layout,
-            options.force,
-            run_fields=named,
-            job=wh.job,
-            pack_writes=pack_as_written(engine, options.compact, len(todo), processes),
+            str(wh.root), options.layout, options.force, run_fields=named, job=wh.job
         )
         if engine == "beam":  # listed here, then every run is an element of the pipeline
             listings = [_list(item, **how) for item in todo]
@@ -281,6 +275,8 @@ def _ingest(
                 SourceItem(u, s, options.benchmark, options.layout, options.trial_of)
                 for u, s in todo
             ]
+            processes = pool.workers if engine == "local" else 1
+            stage.pack_writes = pack_as_written(engine, options.compact, len(items), processes)
             engine, done = run_here([stage], items, engine=engine, workers=workers, pool=pool)
             listings = [d.listing for d in done]
             left = [w for d in done if not d.read for w in d.listing.runs]
@@ -289,6 +285,9 @@ def _ingest(
         for listing in listings:
             write_source_problems(wh, options.benchmark, source_id(listing.uri), listing.problems)
         if left:  # runs of sources that hold several, spread over every worker
+            chosen = choose_engine(options.engine, len(left), workers, options.beam_args)
+            processes = pool.workers if chosen == "local" else 1
+            stage.pack_writes = pack_as_written(chosen, options.compact, len(left), processes)
             used = run_stages(
                 [stage],
                 left,

@@ -56,14 +56,12 @@ class IngestStage(RunStage):
         force: bool,
         run_fields: dict[str, Any] | None = None,
         job: str | None = None,
-        pack_writes: bool = False,
     ) -> None:
         super().__init__(warehouse, job)
         self.layout = layout
         self.force = force
         self.run_fields = dict(run_fields or {})
         """Fields every run row of this ingest gets (the options recorded with it)."""
-        self.pack_writes = pack_writes and job is not None
 
     def setup(self) -> None:
         from deskscore.pipelines.stages.read import OpenSources

@@ -94,6 +94,27 @@ def test_an_ingest_of_enough_sources_writes_its_runs_straight_into_packs(
         assert a[name].equals(b[name]), name
 
 
+def test_the_runs_of_one_folder_that_holds_many_are_packed_as_written_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from deskscore.collectors.synthetic import write_run
+    from deskscore.collectors.warehouse import store
+
+    monkeypatch.setattr(store, "MIN_SMALL_FILES", 2)
+    results = tmp_path / "results"
+    for i in range(4):
+        write_run(results, load_profiles()[i], task_slice(per_domain=1), seed=i,
+                  screenshots="none")  # fmt: skip
+    run_ingest(IngestOptions(str(tmp_path / "loose"), sources=(str(results),), compact=False))
+    done = run_ingest(IngestOptions(str(tmp_path / "packed"), sources=(str(results),), workers=2))
+    assert done.runs_written == 4 and done.compacted == 0
+    slots = Warehouse(tmp_path / "packed").slots("steps")
+    assert len(slots) == 4 and all(e.groups is not None for _, e in slots)
+    a, b = _tables(tmp_path / "loose"), _tables(tmp_path / "packed")
+    for name in INGEST_TABLES:
+        assert a[name].equals(b[name]), name
+
+
 def test_a_score_of_enough_runs_packs_its_tables_as_written_but_the_costs_it_reads_back(
     batch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
