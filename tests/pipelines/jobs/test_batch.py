@@ -49,6 +49,13 @@ def _tables(warehouse: Path) -> dict[str, pa.Table]:
     return out
 
 
+def _same_tables(one: Path, other: Path) -> None:
+    """The ingest tables of two warehouses are equal, row for row."""
+    a, b = _tables(one), _tables(other)
+    for name in INGEST_TABLES:
+        assert a[name].equals(b[name]), name
+
+
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("batch")
@@ -65,9 +72,7 @@ def test_two_worker_processes_write_the_same_tables_as_one(batch: Path, tmp_path
     )
     assert one.runs_written == two.runs_written == 4
     assert one.episodes == two.episodes > 0
-    a, b = _tables(tmp_path / "one"), _tables(tmp_path / "two")
-    for name in INGEST_TABLES:
-        assert a[name].equals(b[name]), name
+    _same_tables(tmp_path / "one", tmp_path / "two")
 
 
 def test_an_ingest_of_enough_sources_writes_its_runs_straight_into_packs(
@@ -89,9 +94,7 @@ def test_an_ingest_of_enough_sources_writes_its_runs_straight_into_packs(
         assert len(slots) == 4 and all(e.groups is not None for _, e in slots), name
         assert {Path(e.file).parent.name for _, e in slots} == {PACK_DIR}, name
         assert len(wh.files(name)) <= 2, name  # a pack per process at most
-    a, b = _tables(tmp_path / "loose"), _tables(tmp_path / "packed")
-    for name in INGEST_TABLES:
-        assert a[name].equals(b[name]), name
+    _same_tables(tmp_path / "loose", tmp_path / "packed")
 
 
 def test_the_runs_of_one_folder_that_holds_many_are_packed_as_written_too(
@@ -110,9 +113,7 @@ def test_the_runs_of_one_folder_that_holds_many_are_packed_as_written_too(
     assert done.runs_written == 4 and done.compacted == 0
     slots = Warehouse(tmp_path / "packed").slots("steps")
     assert len(slots) == 4 and all(e.groups is not None for _, e in slots)
-    a, b = _tables(tmp_path / "loose"), _tables(tmp_path / "packed")
-    for name in INGEST_TABLES:
-        assert a[name].equals(b[name]), name
+    _same_tables(tmp_path / "loose", tmp_path / "packed")
 
 
 def test_a_score_of_enough_runs_packs_its_tables_as_written_but_the_costs_it_reads_back(
