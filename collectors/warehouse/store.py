@@ -198,22 +198,26 @@ def _publish(tmp: Path, target_dir: Path, name: str) -> Path:
 
 
 class _OpenPack:
-    """A pack this process is writing straight from runs' tables (`Warehouse(pack_writes=
-    True)`): its temporary file, open writer, and the slots of its row groups, in order.
-    Nothing of it is journaled until it is closed and named (`Warehouse.flush_packs`)."""
+    """A pack being written, one run's table (a row group) at a time: its temporary file,
+    open writer, and the slots of its row groups, in order. Compaction fills one from run
+    files (`Warehouse._fold`); a warehouse that packs as it writes keeps one open per table
+    (`pack_writes`). Nothing of it is journaled until it is closed and named."""
 
-    def __init__(self, root: Path, name: str, slot: str, rows: int) -> None:
+    def __init__(
+        self, root: Path, name: str, slot: str, codec: str, target_bytes: int = PACK_TARGET_BYTES
+    ) -> None:
         import pyarrow.parquet as pq
 
         from deskscore.schemas import arrow_schema
 
         self.schema = arrow_schema(name)
+        self.slot = slot
+        self.target_bytes = target_bytes
         self.tmp = _tmp_file(root, slot)
-        self.writer: Any = pq.ParquetWriter(self.tmp, self.schema, compression=_codec(rows))
+        self.writer: Any = pq.ParquetWriter(self.tmp, self.schema, compression=codec)
         self.slots: list[tuple[str, int]] = []
         self.size = 0
-        """Arrow bytes written: a pack holds at most `4 * PACK_TARGET_BYTES` of them, as
-        `compact` fills its packs (in-memory Arrow is ~4x its Parquet)."""
+        """Arrow bytes written (in-memory Arrow is ~4x its Parquet)."""
 
     def add(self, key: str, data: pa.Table) -> None:
         self.writer.write_table(_conform(data, self.schema), row_group_size=1 << 30)
@@ -222,16 +226,22 @@ class _OpenPack:
 
     @property
     def full(self) -> bool:
-        return self.size >= 4 * PACK_TARGET_BYTES or len(self.slots) >= PACK_MAX_RUNS
+        """About `target_bytes` of Parquet, or PACK_MAX_RUNS runs."""
+        return self.size >= 4 * self.target_bytes or len(self.slots) >= PACK_MAX_RUNS
 
-    def close(self, target_dir: Path, slot: str) -> Path:
+    def close(self, target_dir: Path) -> Path:
         """The finished pack under its final name (removed when closing it fails)."""
         try:
             self.writer.close()
-            return _publish(self.tmp, target_dir, slot)
+            return _publish(self.tmp, target_dir, self.slot)
         finally:
-            if self.tmp.exists():
-                self.tmp.unlink()
+            self.tmp.unlink(missing_ok=True)
+
+    def discard(self) -> None:
+        """A pack cut short by an error: its temporary file goes."""
+        with contextlib.suppress(Exception):
+            self.writer.close()
+        self.tmp.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -492,17 +502,16 @@ class Warehouse:
         where = (name, folder.rsplit("/", 1)[0], _segment(file))
         pack = self._packs.get(where)
         if pack is None:
-            pack = self._packs[where] = _OpenPack(self.root, name, where[2], data.num_rows)
+            pack = _OpenPack(self.root, name, where[2], _codec(data.num_rows))
+            self._packs[where] = pack
         try:
             pack.add(slot_key(folder, where[2]), data)
         except BaseException:  # a pack cut short is dropped with its runs: the job fails
             del self._packs[where]
-            with contextlib.suppress(Exception):
-                pack.writer.close()
-            pack.tmp.unlink(missing_ok=True)
+            pack.discard()
             raise
         if pack.full:
-            self._close_pack(where)
+            self._publish_pack(name, where[1], self._packs.pop(where))
         return True
 
     def _unpend(self, name: str, partition: Mapping[str, str], file: str) -> None:
@@ -514,23 +523,23 @@ class Warehouse:
         if any(k == key for (t, _, _), p in self._packs.items() if t == name for k, _ in p.slots):
             self.flush_packs()
 
-    def _close_pack(self, where: tuple[str, str, str]) -> None:
-        assert self._packs is not None
-        name, parent, slot = where
-        pack = self._packs.pop(where)
+    def _publish_pack(self, name: str, parent: str, pack: _OpenPack) -> int:
+        """Close and name `pack` (in `parent`'s pack folder), then point its runs' slots at
+        their row groups; returns its rows."""
         base = self.table_dir(name)
-        path = pack.close(base / parent / PACK_DIR, slot)
-        rel = str(path.relative_to(base))
+        rel = str(pack.close(base / parent / PACK_DIR).relative_to(base))
         for group, (key, n) in enumerate(pack.slots):
             self._record(
                 {"op": "put", "table": name, "slot": key, "file": rel, "groups": [group],
                  "rows": n}
             )  # fmt: skip
+        return sum(n for _, n in pack.slots)
 
     def flush_packs(self) -> None:
         """Close and journal every pack this instance has open (see `pack_writes`)."""
         for where in sorted(self._packs or {}):
-            self._close_pack(where)
+            assert self._packs is not None
+            self._publish_pack(where[0], where[1], self._packs.pop(where))
 
     def drop_run(self, benchmark: str, run_id: str) -> int:
         """Remove every row of one run from every table (a run no longer in its source);
@@ -674,57 +683,32 @@ class Warehouse:
         slots at them. Returns (packs written, rows)."""
         import pyarrow.parquet as pq
 
-        from deskscore.schemas import arrow_schema
-
-        schema = arrow_schema(name)
         base = self.table_dir(name)
-        folder = base / parent / PACK_DIR
+        codec = _codec(_mean_rows(e for _, e in members))
         written = rows = 0
-
-        def tables() -> Iterator[tuple[str, pa.Table]]:
+        pack: _OpenPack | None = None
+        try:
             for key, entry in sorted(members):
                 with pq.ParquetFile(base / entry.file) as pf:
                     if entry.groups is None:
                         data = pf.read()
                     else:
                         data = pf.read_row_groups(list(entry.groups))
-                # an empty slot keeps its own tiny file: a pack has no empty row groups
-                if data.num_rows:
-                    yield key, _conform(data, schema)
-
-        codec = _codec(_mean_rows(e for _, e in members))
-        pending = tables()
-        following = next(pending, None)
-        groups: list[tuple[str, int]] = []  # (slot, rows) of the pack being written
-
-        def write(tmp: Path) -> None:
-            """One pack: runs' tables streamed into it until it holds about target_bytes."""
-            nonlocal following
-            size = 0
-            with pq.ParquetWriter(tmp, schema, compression=codec) as writer:
-                while (
-                    following is not None
-                    and size < 4 * target_bytes
-                    and len(groups) < PACK_MAX_RUNS
-                ):
-                    (key, data), following = following, None
-                    writer.write_table(data, row_group_size=1 << 30)
-                    groups.append((key, data.num_rows))
-                    size += data.nbytes  # in-memory Arrow is ~4x its Parquet
-                    del data  # one run's table in memory at a time, not a pack's
-                    following = next(pending, None)
-
-        while following is not None:
-            groups.clear()
-            path = _write_parquet(self.root, folder, slot, write)
-            rel = str(path.relative_to(base))
-            for group, (key, n) in enumerate(groups):
-                self._record(
-                    {"op": "put", "table": name, "slot": key, "file": rel, "groups": [group],
-                     "rows": n}
-                )  # fmt: skip
-                rows += n
-            written += 1
+                if not data.num_rows:
+                    continue  # an empty slot keeps its own tiny file: a pack has no empty groups
+                if pack is None:
+                    pack = _OpenPack(self.root, name, slot, codec, target_bytes)
+                pack.add(key, data)
+                del data  # one run's table in memory at a time, not a pack's
+                if pack.full:
+                    rows += self._publish_pack(name, parent, pack)
+                    written, pack = written + 1, None
+            if pack is not None:
+                rows += self._publish_pack(name, parent, pack)
+                written, pack = written + 1, None
+        finally:
+            if pack is not None:  # an error on the way: nothing of it is journaled
+                pack.discard()
         return written, rows
 
 
