@@ -19,6 +19,7 @@ from typing import Any
 
 from deskscore.collectors.action_code import CodeRead, SubAction, read_code
 from deskscore.collectors.json_text import json_writer
+from deskscore.schemas.validate import ColumnRows
 
 CodeReader = Callable[[str], CodeRead]
 """How code strings are read: `read_code`, or an uncached reading to compare or time it."""
@@ -368,6 +369,24 @@ def action_rows(step: Mapping[str, Any], actions: Iterable[SubAction]) -> list[d
         row["keys"] = list(a.keys) if a.keys is not None else None
         rows.append(row)
     return rows
+
+
+def action_columns(
+    keys: Mapping[str, Any], step_idx: list[int], action_idx: list[int], subs: list[SubAction]
+) -> ColumnRows:
+    """`action_rows` of many steps at once, as columns: `subs[i]` is sub-action `action_idx[i]`
+    of step `step_idx[i]`, and `keys` the run_id, benchmark, domain and task_id they share.
+    The sub-actions are tuples, so their fields are transposed in one C pass, with no dict
+    per row."""
+    n = len(subs)
+    fields = (
+        dict(zip(SubAction._fields, map(list, zip(*subs, strict=True)), strict=True))
+        if subs
+        else {f: [] for f in SubAction._fields}
+    )
+    fields["keys"] = [list(k) if k is not None else None for k in fields["keys"]]
+    shared = {k: [keys[k]] * n for k in STEP_KEYS if k != "step_idx"}
+    return ColumnRows({**shared, "step_idx": step_idx, "action_idx": action_idx, **fields})
 
 
 def derived_action_rows(steps: Iterable[Mapping[str, Any]]) -> list[dict]:

@@ -18,7 +18,8 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from deskscore.collectors import limits
-from deskscore.collectors.actions import action_rows, parse_action
+from deskscore.collectors.action_code import SubAction
+from deskscore.collectors.actions import action_columns, parse_action
 from deskscore.collectors.ids import canonical_task_id
 from deskscore.collectors.json_text import json_writer, scrub_surrogates
 from deskscore.collectors.layout import RunFolder, TaskFolder
@@ -56,9 +57,9 @@ class EpisodeRead(NamedTuple):
     the STEP_ACTIONS rows of its steps."""
 
     episode: dict
-    steps: list[dict]
+    steps: Sequence[dict]
     quarantine: list[dict]
-    actions: list[dict] | None = None
+    actions: Sequence[dict] | None = None
     """None: the reader built its steps without sub-actions (a plugin format); ingest then
     derives them from the step rows (`actions.derived_action_rows`)."""
 
@@ -315,8 +316,8 @@ def _unreadable(path: str, e: SourceError, q: QuarantineRows) -> None:
 
 
 def read_trajectory(
-    source: Source, path: str, q: QuarantineRows, read: Callable[[Iterable[Any]], list[dict]]
-) -> tuple[list[dict], int] | None:
+    source: Source, path: str, q: QuarantineRows, read: Callable[[Iterable[Any]], Sequence[dict]]
+) -> tuple[Sequence[dict], int] | None:
     """`read` (a `read_steps` call) over the lines of the trajectory `path`, streamed; its
     rows and the number of lines, or None when the file cannot be read (quarantined, and
     nothing it yielded kept: a zip member whose CRC fails at its end is read as a whole)."""
@@ -362,6 +363,15 @@ def _is_number(raw: str) -> bool:
     return True
 
 
+STEP_VALUES: tuple[str, ...] = (
+    "line_no", "step_num", "action_text", "action_format", "action_kind", "x", "y", "text",
+    "response", "screenshot_file", "screenshot_path", "action_timestamp", "ts", "screenshot_s",
+    "action_s", "reward", "done", "info_json", "phase", "extra",
+)  # fmt: skip
+"""The STEPS columns a full read takes from each line, in the order of its value tuples; the
+episode's keys, step_idx and dt_s follow from the episode and the rows' order."""
+
+
 def read_steps(
     lines: Iterable[bytes | LongLine],
     *,
@@ -374,7 +384,7 @@ def read_steps(
     light: bool = False,
     calls: list[tuple[Any, int | None, int]] | None = None,
     actions: list[dict] | None = None,
-) -> list[dict]:
+) -> Sequence[dict]:
     """Trajectory lines (from `split_lines` or `lines.iter_lines`) to STEPS rows, in file order;
     bad lines go to `q`, and so do the lines after the run's line budget is spent
     (`limits.line_budget`) or past the trajectory's own cap (`limits.TRAJECTORY_LINES`):
@@ -392,15 +402,46 @@ def read_steps(
     Full rows also get their timing: dt_s from the previous row's timestamp, and screenshot_s /
     action_s where the record carries them (`usage.record_timings`). With `calls`, the model
     calls each record carries are appended to it as (Call, step_num, line_no); with
-    `actions`, each full row's STEP_ACTIONS rows (its calls, in order).
+    `actions`, each full row's STEP_ACTIONS rows (its calls, in order). `read_step_columns`
+    is the same read with the rows kept as columns.
     """
+    rows, step_actions = read_step_columns(
+        lines, path=path, task=task, run_id=run_id, benchmark=benchmark, task_id=task_id,
+        q=q, light=light, calls=calls,
+    )  # fmt: skip
+    if actions is not None:
+        actions.extend(step_actions)
+    return rows
+
+
+def read_step_columns(
+    lines: Iterable[bytes | LongLine],
+    *,
+    path: str,
+    task: TaskFolder,
+    run_id: str,
+    benchmark: str,
+    task_id: str,
+    q: QuarantineRows,
+    light: bool = False,
+    calls: list[tuple[Any, int | None, int]] | None = None,
+) -> tuple[Sequence[dict], Sequence[dict]]:
+    """`read_steps`' rows and STEP_ACTIONS rows, full ones held as columns (`ColumnRows`):
+    each line becomes a tuple of its values (`STEP_VALUES`) and each call a `SubAction`,
+    transposed into columns once the file is read, with no dict per row (building and then
+    taking apart a 26-key dict per line cost more than the columns themselves). Light rows
+    are dicts, and there are no STEP_ACTIONS rows."""
     loads = _fast_loads()
     parse, parse_ts, dumps = parse_action, parse_action_timestamp, dumps_json
     lo, hi = _INT32
     files = set(task.files)
     prefix = task.path + "/"
     domain = task.domain
-    rows: list[dict] = []
+    keys = {"run_id": run_id, "benchmark": benchmark, "domain": domain, "task_id": task_id}
+    rows: list[Any] = []
+    subs: list[SubAction] = []
+    sub_steps: list[int] = []
+    sub_order: list[int] = []
     budget = limits.line_budget()
     take = budget.take
     file_cap = limits.TRAJECTORY_LINES.value()
@@ -444,21 +485,12 @@ def read_steps(
             continue
         if "Error" in rec and "step_num" not in rec:
             err = rec.pop("Error")
-            rows.append(
-                {
-                    "run_id": run_id, "benchmark": benchmark, "domain": domain,
-                    "task_id": task_id, "step_idx": len(rows), "line_no": line_no,
-                    "step_num": None,
-                    "action_text": err if isinstance(err, str) else dumps_json(err),
-                    "action_format": "none", "action_kind": "error",
-                    "x": None, "y": None, "text": None, "response": None,
-                    "screenshot_file": None, "screenshot_path": None,
-                    "action_timestamp": None, "ts": None, "dt_s": None,
-                    "screenshot_s": None, "action_s": None,
-                    "reward": None, "done": None, "info_json": None, "phase": None,
-                    "extra": dumps_json(rec) if rec else None,
-                }
+            values = (
+                line_no, None, err if isinstance(err, str) else dumps(err), "none", "error",
+                None, None, None, None, None, None, None, None, None, None, None, None, None,
+                None, dumps(rec) if rec else None,
             )  # fmt: skip
+            rows.append(_row(keys, len(rows), values) if light else values)
             continue
         pop = rec.pop
         step_num = pop("step_num", None)
@@ -512,28 +544,44 @@ def read_steps(
         phase = pop("phase", None)
         if phase is not None and not (type(phase) is int and lo <= phase <= hi):
             rec["phase"], phase = phase, None
+        step_subs = act["actions"]
+        if step_subs:
+            subs.extend(step_subs)
+            sub_steps.extend([len(rows)] * len(step_subs))
+            sub_order.extend(range(len(step_subs)))
         rows.append(
-            {
-                "run_id": run_id, "benchmark": benchmark, "domain": domain,
-                "task_id": task_id, "step_idx": len(rows), "line_no": line_no,
-                "step_num": step_num,
-                "action_text": act["action_text"],
-                "action_format": act["action_format"] or "none",
-                "action_kind": act["action_kind"] or "other",
-                "x": act["x"], "y": act["y"], "text": act["text"],
-                "response": response,
-                "screenshot_file": shot, "screenshot_path": shot_path,
-                "action_timestamp": stamp, "ts": ts, "dt_s": None,
-                "screenshot_s": shot_s, "action_s": action_s,
-                "reward": reward, "done": done, "info_json": info_json, "phase": phase,
-                "extra": dumps(rec) if rec else None,
-            }
+            (
+                line_no, step_num, act["action_text"], act["action_format"] or "none",
+                act["action_kind"] or "other", act["x"], act["y"], act["text"], response,
+                shot, shot_path, stamp, ts, shot_s, action_s, reward, done, info_json, phase,
+                dumps(rec) if rec else None,
+            )
         )  # fmt: skip
-        if actions is not None:
-            actions.extend(action_rows(rows[-1], act["actions"]))
-    if not light:
-        set_step_intervals(rows)
-    return rows
+    if light:
+        return rows, []
+    return _step_columns(keys, rows), action_columns(keys, sub_steps, sub_order, subs)
+
+
+def _row(keys: dict[str, Any], step_idx: int, values: tuple[Any, ...]) -> dict[str, Any]:
+    """A full STEPS row as a dict (a runner's error line in a light read)."""
+    return dict(_step_columns(keys, [values])[0], step_idx=step_idx)
+
+
+def _step_columns(keys: dict[str, Any], rows: list[tuple[Any, ...]]) -> ColumnRows:
+    """Full rows' value tuples (`STEP_VALUES`) as the STEPS columns, in the table's order."""
+    n = len(rows)
+    values = (
+        dict(zip(STEP_VALUES, map(list, zip(*rows, strict=True)), strict=True))
+        if rows
+        else {c: [] for c in STEP_VALUES}
+    )
+    columns: dict[str, list[Any]] = {k: [v] * n for k, v in keys.items()}
+    columns["step_idx"] = list(range(n))
+    for name in STEP_VALUES:
+        columns[name] = values[name]
+        if name == "ts":
+            columns["dt_s"] = step_intervals(values["ts"])
+    return ColumnRows(columns)
 
 
 def _over_cap(cap: limits.Limit) -> str:
@@ -551,14 +599,22 @@ def _over_cap_todo(cap: limits.Limit) -> str:
 
 
 def set_step_intervals(rows: list[dict]) -> None:
-    """dt_s of each row: seconds since the previous row's ts (null for the first row, or when
-    either timestamp is missing). OSWorld runners stamp an action just before executing it, so
-    the first action of a turn waits for the turn's model calls and the previous action."""
+    """dt_s of each row dict (`step_intervals` of their ts)."""
+    for row, dt in zip(rows, step_intervals([row["ts"] for row in rows]), strict=True):
+        row["dt_s"] = dt
+
+
+def step_intervals(stamps: Sequence[Any]) -> list[float | None]:
+    """dt_s of each step: seconds since the previous step's ts (null for the first step, or
+    when either timestamp is missing). OSWorld runners stamp an action just before executing
+    it, so the first action of a turn waits for the turn's model calls and the previous
+    action."""
     prev = None
-    for row in rows:
-        ts = row["ts"]
-        row["dt_s"] = (ts - prev).total_seconds() if ts is not None and prev is not None else None
+    out: list[float | None] = []
+    for ts in stamps:
+        out.append((ts - prev).total_seconds() if ts is not None and prev is not None else None)
         prev = ts
+    return out
 
 
 def _first_stamp(steps: Iterable[dict]) -> Any:
@@ -573,31 +629,41 @@ def _first_stamp(steps: Iterable[dict]) -> Any:
     return None
 
 
-def summarise(steps: list[dict], n_quarantined: int) -> dict[str, Any]:
-    """Episode figures that follow from the step rows (full or light) alone."""
-    executed = [s for s in steps if s["action_kind"] != "error"]
-    errors = [s for s in steps if s["action_kind"] == "error"]
-    last = executed[-1] if executed else None
-    if last is not None and last["action_kind"] is None:  # a light row: parse just this action
-        last_kind = parse_action(last["action"])["action_kind"] or "other"
+def summarise(steps: Sequence[dict], n_quarantined: int) -> dict[str, Any]:
+    """Episode figures that follow from the step rows (full or light; dicts, or a full read's
+    `ColumnRows`, read as columns) alone."""
+    columns = getattr(steps, "columns", None)
+    if columns is not None:
+        kinds, nums, texts = columns["action_kind"], columns["step_num"], columns["action_text"]
+        stamps = columns["ts"]
+        started = next((ts for ts in stamps if ts is not None), None)
+        ended = next((ts for ts in reversed(stamps) if ts is not None), None)
     else:
-        last_kind = last["action_kind"] if last else None
+        kinds = [s["action_kind"] for s in steps]
+        nums = [s["step_num"] for s in steps]
+        texts = [s.get("action_text") for s in steps]
+        started, ended = _first_stamp(steps), _first_stamp(reversed(steps))
+    executed = [i for i, kind in enumerate(kinds) if kind != "error"]
+    errors = [i for i, kind in enumerate(kinds) if kind == "error"]
+    last_kind = kinds[executed[-1]] if executed else None
+    if executed and last_kind is None:  # a light row: parse just this action
+        last_kind = parse_action(steps[executed[-1]]["action"])["action_kind"] or "other"
     if last_kind in ("done", "fail"):
         ended_by = last_kind
-    elif steps and steps[-1]["action_kind"] == "error":
+    elif kinds and kinds[-1] == "error":
         ended_by = "error"
     else:
         ended_by = "none"
     return {
         "n_steps": len(executed),
-        "n_turns": len({s["step_num"] for s in executed if s["step_num"] is not None}),
+        "n_turns": len({nums[i] for i in executed if nums[i] is not None}),
         "n_error_lines": len(errors),
         "n_quarantined": n_quarantined,
         "last_action_kind": last_kind,
         "ended_by": ended_by,
-        "started_at": _first_stamp(steps),
-        "ended_at": _first_stamp(reversed(steps)),
-        "last_error": errors[-1]["action_text"] if errors else None,
+        "started_at": started,
+        "ended_at": ended,
+        "last_error": texts[errors[-1]] if errors else None,
     }
 
 
@@ -653,25 +719,25 @@ def _read_episode(
         q.add(base + name, None, "unread_trajectory",
               f"the task folder holds several trajectories; {traj_name} was read, not this one",
               "remove or rename the extra file if it is not a trajectory", name)  # fmt: skip
-    steps = []
+    steps: Sequence[dict] = []
     n_lines = 0
     traj_file = None
     traj_calls: list[tuple[Any, int | None, int]] = []
-    actions: list[dict] = []
+    actions: Sequence[dict] = []
     n_traj_q = 0
     if traj_name is not None:
         traj_file = base + traj_name
         n_before = len(q.rows)
 
-        def read(lines: Iterable[Any]) -> list[dict]:
+        def read(lines: Iterable[Any]) -> Sequence[dict]:
+            nonlocal actions
             traj_calls.clear()
-            actions.clear()
-            return read_steps(
+            rows, actions = read_step_columns(
                 lines, path=traj_file, task=task, run_id=run_id, benchmark=benchmark,
                 task_id=task_id, q=q, light=not want_steps,
                 calls=traj_calls if want_steps else None,
-                actions=actions if want_steps else None,
             )  # fmt: skip
+            return rows
 
         got = read_trajectory(source, traj_file, q, read)
         if got is not None:
@@ -679,7 +745,7 @@ def _read_episode(
             n_traj_q = q.count(n_before)
         else:
             traj_calls.clear()
-            actions.clear()
+            actions = []
     if "result.txt" in task.files:
         result_raw, score, status = _read_result(source, base + "result.txt", q)
     else:
@@ -748,8 +814,23 @@ def _read_usage_file(
     return calls
 
 
+def first_step_indexes(steps: Sequence[dict]) -> dict[int, int]:
+    """Each turn's (step_num's) first executed step row's step_idx: where its model calls
+    join the steps (runner error lines are no turn's)."""
+    columns = getattr(steps, "columns", None)
+    if columns is not None:
+        turns = zip(columns["step_num"], columns["action_kind"], columns["step_idx"], strict=True)
+    else:
+        turns = ((s["step_num"], s["action_kind"], s["step_idx"]) for s in steps)
+    first: dict[int, int] = {}
+    for step_num, kind, step_idx in turns:
+        if step_num is not None and kind != "error":
+            first.setdefault(step_num, step_idx)
+    return first
+
+
 def episode_calls(
-    steps: list[dict],
+    steps: Sequence[dict],
     traj_calls: list[tuple[Any, int | None, int]],
     file_usage: CallColumns | list[Any] | None,
     *,
@@ -764,10 +845,7 @@ def episode_calls(
     repeated on several lines of one turn (gpt54 writes the turn's model_usage on each of its
     actions) count once.
     """
-    first_step_idx: dict[int, int] = {}
-    for s in steps:
-        if s["step_num"] is not None and s["action_kind"] != "error":
-            first_step_idx.setdefault(s["step_num"], s["step_idx"])
+    first_step_idx = first_step_indexes(steps)
     if file_usage:
         columns = call_columns(file_usage, first_step_idx=first_step_idx,
                                source_file=usage_file, **keys)  # fmt: skip

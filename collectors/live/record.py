@@ -38,7 +38,13 @@ from typing import Any, NamedTuple
 
 from deskscore.collectors.images import ImageFacts, hash_image, sniff_format
 from deskscore.collectors.layout import TaskFolder
-from deskscore.collectors.osworld import QuarantineRows, read_steps, set_step_intervals, summarise
+from deskscore.collectors.osworld import (
+    QuarantineRows,
+    first_step_indexes,
+    read_steps,
+    set_step_intervals,
+    summarise,
+)
 from deskscore.collectors.screenshot_tables import screenshot_row
 from deskscore.collectors.timestamps import parse_action_timestamp
 from deskscore.collectors.usage import call_rows, file_calls
@@ -472,10 +478,7 @@ def fold_rows(keys: EpisodeKeys, units: Sequence[Unit], begin: Mapping[str, Any]
             call["step_idx"] = renumbered[call["step_idx"]]
             actions.append(call)
     set_step_intervals(steps)
-    first_step_idx: dict[int, int] = {}
-    for s in steps:
-        if s["step_num"] is not None and s["action_kind"] != "error":
-            first_step_idx.setdefault(s["step_num"], s["step_idx"])
+    first_step_idx = first_step_indexes(steps)
     entries = [e for u in units for e in u.meta.get("calls", ())]
     calls = call_rows_of(keys, entries, first_step_idx)
     for i, row in enumerate(calls):

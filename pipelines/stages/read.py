@@ -80,6 +80,8 @@ class RunColumns:
         self.quarantine.extend(read.quarantine)
         for name, rows in parts.items():
             self._spans[name].append(len(rows))
+            if not len(rows):
+                continue  # an episode without steps leaves the buffer's kind as it is
             columns = getattr(rows, "columns", None)
             if columns is not None:
                 held = self._columns[name]

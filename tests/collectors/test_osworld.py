@@ -12,15 +12,18 @@ from pathlib import Path
 
 import pytest
 
+from deskscore.collectors.actions import action_rows, parse_action
 from deskscore.collectors.human import load_bundled
 from deskscore.collectors.ids import thunderbird_old_to_new
 from deskscore.collectors.layout import discover
 from deskscore.collectors.osworld import (
     EpisodeRead,
     count_lines,
+    first_step_indexes,
     parse_result,
     read_episode,
     split_lines,
+    summarise,
 )
 from deskscore.collectors.source import Source, open_source
 from deskscore.collectors.synthetic import load_profiles, write_run
@@ -164,6 +167,32 @@ def test_episode_counts_turns_errors_and_how_it_ended(tmp_path: Path, write_tree
     assert ep["task_path"] == f"{RUN}/chrome/{TASK}"
     assert ep["domain"] == "chrome" and ep["task_id"] == ep["source_task_id"] == TASK
     assert [s["step_num"] for s in steps] == [1, 2, 2, 3, None, 4]
+
+
+def test_a_full_read_holds_its_rows_as_columns_that_read_as_the_same_rows(
+    tmp_path: Path, write_tree
+) -> None:
+    src = open_source(str(write_tree(tmp_path, task_tree())))
+    [(ep, steps, _, actions)] = read_all(src)
+    assert steps.columns is not None and actions.columns is not None  # no dict per row
+    # the episode's figures come from the columns, and are what its rows as dicts give
+    as_dicts = [dict(s) for s in steps]
+    figures = summarise(as_dicts, ep["n_quarantined"])
+    assert {k: ep[k] for k in figures if k != "last_error"} == {
+        k: v for k, v in figures.items() if k != "last_error"
+    }
+    assert first_step_indexes(as_dicts) == {1: 0, 2: 1, 3: 3, 4: 5}
+    # each step's sub-actions, in order, as one step's action_rows gives them
+    originals = [json.loads(line)["action"] for line in (TRAJ_LINES[i] for i in (0, 1, 2, 3, 7))]
+    executed = [s for s in as_dicts if s["action_kind"] != "error"]
+    expected = [
+        row
+        for step, action in zip(executed, originals, strict=True)
+        for row in action_rows(step, parse_action(action)["actions"])
+    ]
+    assert [dict(a) for a in actions] == expected
+    assert [(a["step_idx"], a["action_idx"]) for a in actions] == [(0, 0), (1, 0), (2, 0),
+                                                                   (3, 0), (5, 0)]  # fmt: skip
 
 
 def test_step_columns_keep_timestamps_screenshots_responses_and_extra_keys(

@@ -108,3 +108,17 @@ def test_a_run_without_episodes_has_empty_typed_tables() -> None:
     tables = RunColumns().tables()
     assert tables["steps"].num_rows == 0
     assert tables["steps"].schema.names == conform_rows("steps", []).schema.names
+
+
+def test_an_episode_without_calls_between_episodes_held_as_columns_keeps_one_chunk() -> None:
+    """A task folder with no trajectory (an empty plain list of rows) between episodes whose
+    rows are columns neither splits the columns into another Arrow chunk nor loses a row."""
+    plain = [_episode("chrome", "a", 4), _episode("chrome", "b", 0), _episode("os", "c", 6)]
+    episodes = [_held_as_columns(plain[0]), plain[1], _held_as_columns(plain[2])]
+    assert plain[1].llm_calls == [] and type(plain[1].llm_calls) is list
+    columns = RunColumns()
+    for e in episodes:
+        columns.add(e)
+    got = columns.tables()["llm_calls"]
+    assert got.to_pylist() == _rows("llm_calls", plain).to_pylist()
+    assert got.column("model").num_chunks == 1
