@@ -563,6 +563,54 @@ def read_code_uncached(code: str, *, simple: bool = True) -> CodeRead:
 @lru_cache(maxsize=4096)
 def read_code(code: str) -> CodeRead:
     """Read a pyautogui code string (or a 'BASH <command>' line): its calls and the step's
-    kind, x, y, text. Pure and cached: runs repeat the same few actions many times; most of
-    the others are plain calls read without compiling them (`simple_code`)."""
+    kind, x, y, text. Pure and cached: runs repeat the same few actions many times; a click
+    at new coordinates is read from its shape (`_point_shape`); most of the others are plain
+    calls read without compiling them (`simple_code`)."""
+    m = _POINT_CALL.fullmatch(code)
+    if m is not None:
+        shape = _point_shape(m[1], m[3], m[5])
+        if shape is not None:
+            call, before, between, after = shape
+            x, y = float(m[2]), float(m[4])
+            text = f"{before}{m[2]}{between}{m[4]}{after}"
+            return CodeRead(call.kind, x, y, None, (call._replace(x=x, y=y, call_text=text),))
     return read_code_uncached(code)
+
+
+def point_shapes_clear() -> None:
+    """Forget the shapes `read_code` has read (a cold start)."""
+    _point_shape.cache_clear()
+
+
+_POINT_CALL = re.compile(
+    r"((?:import pyautogui(?:; |\n))?pyautogui\.[A-Za-z]+\((?:x=)?)"
+    r"(0|[1-9][0-9]{0,5})(, (?:y=)?)(0|[1-9][0-9]{0,5})(\))"
+)
+"""One pyautogui call at integer coordinates, alone or after a runner's `import pyautogui`:
+what most steps are, step after step the same code but for its two numbers."""
+_PROBE = ("123457", "234568")
+"""The numbers a shape is read at: unlike each other and any other part of the code."""
+
+
+@lru_cache(maxsize=256)
+def _point_shape(head: str, mid: str, tail: str) -> tuple[SubAction, str, str, str] | None:
+    """How `read_code_uncached` reads `{head}X{mid}Y{tail}` for any integers X and Y: its one
+    call read at the probe numbers, and its call text around them; None when that reading
+    does not just carry the two numbers as the point (a function whose first arguments are
+    no point, a form only the regex fallback reads)."""
+    px, py = _PROBE
+    read = read_code_uncached(f"{head}{px}{mid}{py}{tail}")
+    if len(read.actions) != 1:
+        return None
+    [call] = read.actions
+    before, found_x, rest = (call.call_text or "").partition(px)
+    between, found_y, after = rest.partition(py)
+    point = (float(px), float(py))
+    carried = (
+        found_x and found_y and py not in after
+        and (read.x, read.y) == (call.x, call.y) == point
+        and (read.kind, read.text) == (call.kind, call.text)
+        and call.text is None and call.keys is None
+        and call.parser == "ast" and call.effective
+    )  # fmt: skip
+    return (call, before, between, after) if carried else None

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from deskscore.collectors.action_code import CodeRead, SubAction, read_code
+from deskscore.collectors.action_code import CodeRead, SubAction, point_shapes_clear, read_code
 from deskscore.collectors.json_text import json_writer
 from deskscore.schemas.validate import ColumnRows
 
@@ -340,6 +340,7 @@ def clear_action_memo() -> None:
     """Forget every remembered reading (`parse_action`'s and `read_code`'s): a cold start."""
     _parse_text.cache_clear()
     read_code.cache_clear()
+    point_shapes_clear()
 
 
 def parse_action_uncached(action: object, read: CodeReader = read_code) -> dict:
