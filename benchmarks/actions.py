@@ -11,7 +11,8 @@ them. Then times parsing all of them, from cold, four ways in the same run:
   (b) the same with read_code's cache (each distinct string compiled once): ingest's way
       before the plain-form reading, though with today's faster reading of the calls;
   (c) the plain-form reading (`simple_code`: plain calls read without compiling), no memo;
-  (d) now: `parse_action` (memo of whole results per string, then the plain-form reading).
+  (d) now: `parse_action` (memo of whole results per string; a click at new coordinates read
+      from its shape, `read_code`; then the plain-form reading).
 
 Each is run --repeat times, in turn, and the fastest kept (the machine may be shared). All
 four must give equal results for every action. Prints actions, distinct strings, the share
@@ -73,8 +74,8 @@ def _now() -> Callable[[object], dict]:
 WAYS: list[tuple[str, Callable[[], Callable[[object], dict]]]] = [
     ("(a) compile every string, no memo", lambda: partial(parse_action_uncached, read=COMPILED)),
     ("(b) compile, read_code cache", _compiled_with_cache),
-    ("(c) plain form, no memo", lambda: parse_action_uncached),
-    ("(d) parse_action: memo + plain form", _now),
+    ("(c) plain form, no memo", lambda: partial(parse_action_uncached, read=read_code_uncached)),
+    ("(d) parse_action: memo + shapes + plain form", _now),
 ]
 
 
