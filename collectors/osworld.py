@@ -383,8 +383,7 @@ def read_steps(
     q: QuarantineRows,
     light: bool = False,
     calls: list[tuple[Any, int | None, int]] | None = None,
-    actions: list[dict] | None = None,
-) -> Sequence[dict]:
+) -> tuple[Sequence[dict], Sequence[dict]]:
     """Trajectory lines (from `split_lines` or `lines.iter_lines`) to STEPS rows, in file order;
     bad lines go to `q`, and so do the lines after the run's line budget is spent
     (`limits.line_budget`) or past the trajectory's own cap (`limits.TRAJECTORY_LINES`):
@@ -401,36 +400,14 @@ def read_steps(
 
     Full rows also get their timing: dt_s from the previous row's timestamp, and screenshot_s /
     action_s where the record carries them (`usage.record_timings`). With `calls`, the model
-    calls each record carries are appended to it as (Call, step_num, line_no); with
-    `actions`, each full row's STEP_ACTIONS rows (its calls, in order). `read_step_columns`
-    is the same read with the rows kept as columns.
+    calls each record carries are appended to it as (Call, step_num, line_no).
+
+    Returns the rows and the full rows' STEP_ACTIONS rows (their calls, in order). Full rows
+    are held as columns (`ColumnRows`): each line becomes a tuple of its values
+    (`STEP_VALUES`) and each call stays a `SubAction`, transposed into columns once the file
+    is read, with no dict per row (building and then taking apart a 26-key dict per line cost
+    more than the columns themselves). Light rows are dicts, and have no STEP_ACTIONS rows.
     """
-    rows, step_actions = read_step_columns(
-        lines, path=path, task=task, run_id=run_id, benchmark=benchmark, task_id=task_id,
-        q=q, light=light, calls=calls,
-    )  # fmt: skip
-    if actions is not None:
-        actions.extend(step_actions)
-    return rows
-
-
-def read_step_columns(
-    lines: Iterable[bytes | LongLine],
-    *,
-    path: str,
-    task: TaskFolder,
-    run_id: str,
-    benchmark: str,
-    task_id: str,
-    q: QuarantineRows,
-    light: bool = False,
-    calls: list[tuple[Any, int | None, int]] | None = None,
-) -> tuple[Sequence[dict], Sequence[dict]]:
-    """`read_steps`' rows and STEP_ACTIONS rows, full ones held as columns (`ColumnRows`):
-    each line becomes a tuple of its values (`STEP_VALUES`) and each call a `SubAction`,
-    transposed into columns once the file is read, with no dict per row (building and then
-    taking apart a 26-key dict per line cost more than the columns themselves). Light rows
-    are dicts, and there are no STEP_ACTIONS rows."""
     loads = _fast_loads()
     parse, parse_ts, dumps = parse_action, parse_action_timestamp, dumps_json
     lo, hi = _INT32
@@ -732,7 +709,7 @@ def _read_episode(
         def read(lines: Iterable[Any]) -> Sequence[dict]:
             nonlocal actions
             traj_calls.clear()
-            rows, actions = read_step_columns(
+            rows, actions = read_steps(
                 lines, path=traj_file, task=task, run_id=run_id, benchmark=benchmark,
                 task_id=task_id, q=q, light=not want_steps,
                 calls=traj_calls if want_steps else None,

@@ -447,8 +447,8 @@ def read_trace_episode(
         positions.append(pos)
     n_bad = q.count()
     calls: list[tuple[Any, int | None, int]] = []
-    steps = read_steps(records, path=pattern, task=folder, run_id=run_id, benchmark=benchmark,
-                       task_id=task_id, q=q, calls=calls)  # fmt: skip
+    steps, _ = read_steps(records, path=pattern, task=folder, run_id=run_id,
+                          benchmark=benchmark, task_id=task_id, q=q, calls=calls)  # fmt: skip
     for s in steps:
         s["line_no"] = positions[s["line_no"] - 1]
     calls = [(c, step_num, positions[line - 1]) for c, step_num, line in calls]

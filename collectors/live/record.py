@@ -261,8 +261,7 @@ def step_row(
     q = QuarantineRows("live", keys.run_id, keys.benchmark)
     task = TaskFolder(keys.task_path, keys.domain, keys.task_id, ())
     line = json.dumps(record, ensure_ascii=False).encode()
-    calls: list[dict[str, Any]] = []
-    rows = read_steps(
+    rows, calls = read_steps(
         [line],
         path=f"{keys.task_path}/{TRAJ_FILE}",
         task=task,
@@ -270,7 +269,6 @@ def step_row(
         benchmark=keys.benchmark,
         task_id=keys.task_id,
         q=q,
-        actions=calls,
     )
     [row] = rows
     row.update(step_idx=step_idx, line_no=step_idx + 1, screenshot_path=screenshot_path)

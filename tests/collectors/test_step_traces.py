@@ -309,5 +309,5 @@ def test_any_step_object_becomes_exactly_one_step_row(obj: dict, step: int) -> N
     rec = dumps_json(trace_record(obj, step, {"a.png"})).encode()
     q = QuarantineRows("src", "r", "b")
     task = TaskFolder("run/t", "d", "t", ("a.png",))
-    rows = read_steps([rec], path="p", task=task, run_id="r", benchmark="b", task_id="t", q=q)
+    rows, _ = read_steps([rec], path="p", task=task, run_id="r", benchmark="b", task_id="t", q=q)
     assert q.rows == [] and len(rows) == 1 and rows[0]["step_num"] == step
