@@ -456,7 +456,7 @@ class Warehouse:
         rows: Iterable[Mapping[str, Any]] | pa.Table,
         partition: Mapping[str, str],
         file: str = "data",
-    ) -> Path:
+    ) -> Path | None:
         """Write one slot's rows (replacing what it held); returns the new file's path, or
         None for rows that went into an open pack (`pack_writes`). The write is part of this
         instance's job, or committed at once without one."""
