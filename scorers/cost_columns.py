@@ -185,9 +185,13 @@ def _episodes(
     totals: np.ndarray,
     places: int,
 ) -> tuple[list[dict[str, Any]], list[Decimal | None], list[Decimal | None]]:
-    """episode_costs rows and exact totals, as `cost.episode_costs` computes them. Float sums
-    (latencies) are added in Python, call by call, in the same order: numpy would add them
-    pairwise and could differ in the last bit."""
+    """episode_costs rows and exact totals, as `cost.episode_costs` computes them. Integer
+    sums (tokens, amounts, counts) are differences of running sums taken once over the run,
+    exact in int64 under `price_run`'s guards (no partial sum can pass the run's); float
+    sums (latencies) are added in Python, call by call, in the same order: numpy would add
+    them pairwise and could differ in the last bit."""
+    import numpy as np
+
     from deskscore.scorers.cost import _EPISODE, _seconds
 
     keys = list(zip(calls.column("domain").to_pylist(), calls.column("task_id").to_pylist(),
@@ -198,24 +202,32 @@ def _episodes(
         size = sum(1 for _ in group)
         spans.setdefault(key, (at, at + size))
         at += size
+    bounds = [spans.get((ep["domain"], ep["task_id"]), (0, 0)) for ep in episodes]
+    lo = np.array([b[0] for b in bounds], dtype=np.intp)
+    hi = np.array([b[1] for b in bounds], dtype=np.intp)
+
+    def per_episode(values: np.ndarray) -> list[int]:
+        running = np.zeros(len(values) + 1, dtype=np.int64)
+        np.cumsum(values, dtype=np.int64, out=running[1:])
+        return (running[hi] - running[lo]).tolist()
+
+    n_ok = per_episode(ok)
+    priced_sums = per_episode(np.where(ok, totals, 0))
+    token_sums = {f: (per_episode(v), per_episode(valid)) for f, (v, valid) in counts.items()}
     latency = calls.column("latency_s").to_pylist()
     first = calls.column("step_idx").to_pylist()
     shift = places + 6
     rows, exact, priced = [], [], []
-    for ep in episodes:
-        lo, hi = spans.get((ep["domain"], ep["task_id"]), (0, 0))
-        n = hi - lo
-        unpriced = int(n - ok[lo:hi].sum())
-        known = [v for v in latency[lo:hi] if v is not None]
-        first_turn = [latency[i] or 0.0 for i in range(lo, hi) if first[i] == 0]
+    for j, ep in enumerate(episodes):
+        lo_j, hi_j = bounds[j]
+        n = hi_j - lo_j
+        unpriced = n - n_ok[j]
+        known = [v for v in latency[lo_j:hi_j] if v is not None]
+        first_turn = [latency[i] or 0.0 for i in range(lo_j, hi_j) if first[i] == 0]
         wall = _seconds(ep.get("started_at"), ep.get("ended_at"))
-        priced_sum = (
-            Decimal(int(totals[lo:hi][ok[lo:hi]].sum())).scaleb(-shift) if n - unpriced else None
-        )
+        priced_sum = Decimal(priced_sums[j]).scaleb(-shift) if n - unpriced else None
         total = priced_sum if n and not unpriced else None
-        tokens = {}
-        for f, (values, valid) in counts.items():
-            tokens[f] = int(values[lo:hi].sum()) if valid[lo:hi].any() else None
+        tokens = {f: s[j] if valid[j] else None for f, (s, valid) in token_sums.items()}
         rows.append(
             {
                 **{k: ep[k] for k in _EPISODE},

@@ -26,6 +26,21 @@ from deskscore.scorers.wes import as_count, check_compat, step_budget, usable_re
 
 _FALLBACK_DOMAIN = "thunderbird"  # renumbered on 2025-02-10; old-id folders still match
 
+EPISODE_INPUTS = (
+    "domain",
+    "task_id",
+    "source_task_id",
+    "instruction",
+    "traj_file",
+    "n_lines",
+    "n_steps",
+    "result_status",
+    "result_raw",
+    "score",
+)
+"""The columns of an episodes row that scoring reads (`score_run`, `run_units`, `match_human`):
+a stage reads only these, as rows of these alone score the same (a test holds them to it)."""
+
 
 class HumanMatch(NamedTuple):
     """One human task, in the order given, and the episode scored for it (None: not found)."""

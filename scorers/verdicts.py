@@ -37,6 +37,19 @@ CONJ_OR = "or"
 NOT_EXECUTED = frozenset({"error", "call_user"})
 """Step kinds that are not environment actions."""
 
+EPISODE_INPUTS = (
+    "benchmark",
+    "run_id",
+    "domain",
+    "task_id",
+    "score",
+    "result_status",
+    "result_raw",
+    "metric_scores_json",
+)
+"""The columns of an episodes row that `episode_verdicts` reads: the verdict stage reads only
+these (a test holds the rules to it)."""
+
 _TOLERANCE = 1e-9
 
 

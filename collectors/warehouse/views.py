@@ -2,10 +2,12 @@
 not what the warehouse or the job holds: the job's view of its own pending writes, kept up to
 date from what its journals gained, and each table's slots by partition.
 
-Both used to be worked out again per read. A score job's stages read back writes of the same
-job (the intervals read the costs just written for the run): parsing the whole journal again
-at each of those reads cost about 10 ms per 1,000 journal lines, so a run took longer the more
-runs came before it in the job, and a job of N runs took time in N squared. Finding one
+Both used to be worked out again per read. A job's stages read back writes of the same job
+(a hash job's screenshot references, a job's small files when it packs them; a score job's
+intervals read the costs just written for the run, until the cost stage handed them on):
+parsing the whole journal again at each of those reads cost about 10 ms per 1,000 journal
+lines, so a run took longer the more runs came before it in the job, and a job of N runs
+took time in N squared. Finding one
 partition's slots scanned every slot of the table, the same way.
 """
 

@@ -164,9 +164,9 @@ class ScoreInputs:
         ]
         if self.loops:
             stages.append(LoopsStage(warehouse, job=job))
-        if self.prices is not None:
-            stages.append(CostsStage(warehouse, self.prices, job=job))
         resamples, seed = self.bootstrap
+        if self.prices is not None:  # its episode costs handed on to the intervals
+            stages.append(CostsStage(warehouse, self.prices, job=job, hand_on=resamples > 0))
         if resamples > 0:  # after the costs: it resamples them too
             from deskscore.pipelines.stages.intervals import IntervalsStage
 
@@ -298,7 +298,7 @@ def run_score(options: ScoreOptions) -> ScoreResult:
         processes = local_workers(len(todo), options.workers) if chosen == "local" else 1
         if pack_as_written(chosen, options.compact, len(todo), processes):
             for stage in stages:
-                stage.pack_writes = not stage.read_in_job
+                stage.pack_writes = True
         engine = run_stages(
             stages,
             todo,

@@ -81,9 +81,6 @@ class Stage:
     """Whether the stage's warehouse writes runs' small tables straight into packs (see
     `Warehouse`): only where its teardown is sure to run before the job checks its outputs
     (this machine's engines, not a Beam runner, which may never call it)."""
-    read_in_job: ClassVar[bool] = False
-    """Whether a later stage of the same job reads this stage's writes of a run as soon as
-    they are written: then they cannot wait in an open pack."""
 
     def __init__(self, warehouse: str, job: str | None = None) -> None:
         self.warehouse = warehouse
@@ -132,16 +129,17 @@ class RunStage(Stage):
             if not wh.has_file(name, key.partition, file)
         ]
 
-    def run(self, key: RunKey) -> None:
-        """Read the run's partitions, compute, and write this stage's files for the run."""
+    def run(self, key: RunKey) -> Any:
+        """Read the run's partitions, compute, and write this stage's files for the run; what
+        it returns goes on to the next stage in place of the key (None: the key itself)."""
         raise NotImplementedError
 
-    def process(self, element: RunKey) -> Iterator[RunKey]:
+    def process(self, element: RunKey) -> Iterator[Any]:
         from deskscore.pipelines.infra import progress
 
-        self.run(element)
+        handed_on = self.run(element)
         progress.tick(self.label)
-        yield element
+        yield element if handed_on is None else handed_on
 
 
 __all__ = ["RunKey", "RunStage", "Stage", "run_keys"]

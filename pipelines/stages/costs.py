@@ -9,7 +9,7 @@ file fails the command at once and remote workers need no access to it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from deskscore.pipelines.stages.base import RunKey, RunStage
 from deskscore.scorers.cost import PriceTable, unpriced_models
@@ -34,7 +34,8 @@ def cost_run(wh: Any, benchmark: str, run_id: str, table: PriceTable) -> dict[st
         key=lambda e: (e["domain"], e["task_id"]),
     )
     calls = wh.read("llm_calls", part, columns=list(CALL_COLUMNS))
-    calls = calls.sort_by([(k, "ascending") for k in _ORDER])  # stable, as Python's sort
+    if not _in_order(calls):  # as ingest writes them, mostly: sorting is then for nothing
+        calls = calls.sort_by([(k, "ascending") for k in _ORDER])  # stable, as Python's sort
     columns = price_run(calls, episodes, table, run_model)
     if columns is not None:
         per_episode = EpisodeCosts(columns.episodes, columns.exact, columns.priced)
@@ -54,22 +55,70 @@ def cost_run(wh: Any, benchmark: str, run_id: str, table: PriceTable) -> dict[st
     }
 
 
+def _in_order(calls: Any) -> bool:
+    """Whether the calls already come in _ORDER, with no null key: each row's keys at least
+    the row before's, compared as the sort compares them (strings by code point)."""
+    import pyarrow.compute as pc
+
+    n = calls.num_rows
+    columns = [calls.column(k) for k in _ORDER]
+    if any(c.null_count for c in columns):
+        return False
+    if n < 2:
+        return True
+    before, after = [c.slice(0, n - 1) for c in columns], [c.slice(1) for c in columns]
+    ordered = pc.less_equal(before[-1], after[-1])
+    for a, b in zip(reversed(before[:-1]), reversed(after[:-1]), strict=True):
+        ordered = pc.or_(pc.less(a, b), pc.and_(pc.equal(a, b), ordered))
+    return bool(pc.all(ordered).as_py())
+
+
+class EpisodeCost(NamedTuple):
+    """What the intervals resample of one episode_costs row."""
+
+    domain: str
+    task_id: str
+    cost_usd: float | None
+    n_llm_calls: int
+    n_unpriced_calls: int
+
+
+class Priced(NamedTuple):
+    """A run key with its episode_costs rows as written, in their order: what the cost stage
+    hands on when the intervals of the same job resample them. Carried in the element, the
+    one thing every Beam runner passes from a stage to the next, they need not be read back
+    from files the job has not committed, so the cost files can go straight into packs
+    (`Stage.pack_writes`) instead of being written alone and packed again after the job."""
+
+    key: RunKey
+    costs: tuple[EpisodeCost, ...]
+
+
 class CostsStage(RunStage):
     """A run's model calls and episodes, priced -> its llm_call_costs, episode_costs and
     run_costs files (the price table travels with the stage; see the module's doc)."""
 
     label = "costs"
     writes = ("llm_call_costs", "episode_costs", "run_costs")
-    read_in_job = True  # the intervals resample each run's episode_costs of this job
 
-    def __init__(self, warehouse: str, table: PriceTable, job: str | None = None) -> None:
+    def __init__(
+        self, warehouse: str, table: PriceTable, job: str | None = None, *, hand_on: bool = False
+    ) -> None:
         super().__init__(warehouse, job)
         self.table = table
+        self.hand_on = hand_on
+        """Hand each run on as `Priced` (the intervals follow), not as its key."""
 
-    def run(self, key: RunKey) -> None:
+    def run(self, key: RunKey) -> Priced | None:
         tables = cost_run(self.wh, key.benchmark, key.run_id, self.table)
         for name in self.writes:
             self.wh.write(name, tables[name], key.partition)
+        if not self.hand_on:
+            return None
+        fields = EpisodeCost._fields
+        return Priced(
+            key, tuple(EpisodeCost(*(r[f] for f in fields)) for r in tables["episode_costs"])
+        )
 
 
-__all__ = ["CostsStage", "cost_run"]
+__all__ = ["CostsStage", "EpisodeCost", "Priced", "cost_run"]

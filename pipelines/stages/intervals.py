@@ -2,7 +2,8 @@
 
 It runs after the scores and cost stages of the same run, because it resamples what they
 computed: the units of each figure (prepared by `deskscore.scorers.run.run_units`, exactly as
-score_run prepares them) and each episode's cost. The maths is `deskscore.scorers.intervals`.
+score_run prepares them) and each episode's cost, which the cost stage hands on with the run
+(`costs.Priced`). The maths is `deskscore.scorers.intervals`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from deskscore.pipelines.stages.base import RunKey
+from deskscore.pipelines.stages.costs import Priced
 from deskscore.pipelines.stages.scores import ConfiguredStage, HumanRefs
 from deskscore.scorers.config import ScoreConfig
 
@@ -36,48 +38,38 @@ class IntervalsStage(ConfiguredStage):
     ) -> None:
         super().__init__(warehouse, config, human, human_by_instruction, job)
         self.costs = costs
-        """The job prices the runs: their episode_costs are this job's pending writes."""
+        """The job prices the runs: each comes from the cost stage with its episode costs."""
         self.n_resamples = n_resamples
         self.seed = seed
 
-    def setup(self) -> None:
-        from deskscore.collectors.warehouse import Warehouse
-
-        super().setup()
-        # The cost stage's files of this job are not committed yet: read them from its journal.
-        self.priced = Warehouse(self.warehouse, self.job, pending=True) if self.costs else None
-
-    def teardown(self) -> None:
-        if self.priced is not None:
-            self.priced.close()
-        super().teardown()
-
-    def _costs(self, key: RunKey, episodes: list[dict[str, Any]]) -> list:
+    def _costs(self, priced: Priced, episodes: list[dict[str, Any]]) -> list:
         from deskscore.scorers.intervals import CostUnit
         from deskscore.scorers.success import is_strict_success
         from deskscore.scorers.wes import usable_reward
 
-        wh = self.priced
-        if wh is None or not wh.has_file("episode_costs", key.partition, "data"):
-            return []
         score = {(e["domain"], e["task_id"]): e.get("score") for e in episodes}
-        cols = ["domain", "task_id", "cost_usd", "n_llm_calls", "n_unpriced_calls"]
         return [
             CostUnit(
-                c["domain"],
-                c["cost_usd"],
-                bool(c["n_llm_calls"]),
-                bool(c["n_unpriced_calls"]),
-                is_strict_success(usable_reward(score.get((c["domain"], c["task_id"])))),
+                c.domain,
+                c.cost_usd,
+                bool(c.n_llm_calls),
+                bool(c.n_unpriced_calls),
+                is_strict_success(usable_reward(score.get((c.domain, c.task_id)))),
             )
-            for c in wh.read("episode_costs", key.partition, columns=cols).to_pylist()
+            for c in priced.costs
         ]
 
-    def run(self, key: RunKey) -> None:
+    def run(self, element: RunKey | Priced) -> None:  # type: ignore[override]
         from deskscore.scorers.intervals import interval_rows, run_intervals
-        from deskscore.scorers.run import run_units
+        from deskscore.scorers.run import EPISODE_INPUTS, run_units
 
-        episodes: list[dict[str, Any]] = self.wh.read("episodes", key.partition).to_pylist()
+        priced = element if isinstance(element, Priced) else None
+        key = priced.key if priced is not None else element
+        if priced is None and self.costs:
+            raise ValueError("a priced job's intervals take each run as the cost stage hands it on")
+        episodes: list[dict[str, Any]] = self.wh.read(
+            "episodes", key.partition, columns=list(EPISODE_INPUTS)
+        ).to_pylist()
         units = run_units(
             episodes,
             self.human_for(key),
@@ -85,7 +77,7 @@ class IntervalsStage(ConfiguredStage):
         )
         intervals = run_intervals(
             units,
-            costs=self._costs(key, episodes),
+            costs=self._costs(priced, episodes) if priced is not None else [],
             n_resamples=self.n_resamples,
             seed=self.seed,
         )

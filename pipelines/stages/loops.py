@@ -53,7 +53,7 @@ def _phash_by_content(
     import pyarrow.compute as pc
 
     cols = ["content_hash", "phash", "status"]
-    own = wh.read("screenshots", part).select(cols)
+    own = wh.read("screenshots", part, columns=cols)
     own = own.filter(pc.is_in(own.column("content_hash"), pa.array(sorted(hashes))))
     rows = own.to_pylist()
     missing = hashes - {r["content_hash"] for r in rows}
@@ -80,9 +80,11 @@ def run_frames(
 
     part = {"benchmark": benchmark, "run_id": run_id}
     step_cols = [c for c in STEP_COLUMNS if c != "phash"]
-    steps = wh.read("steps", part).select(step_cols)
-    refs = wh.read("screenshot_refs", part).select(
-        ["domain", "task_id", "step_idx", "content_hash"]
+    # only the columns used: a run's steps whole (their texts, extra, info) take four times
+    # as long to read as these
+    steps = wh.read("steps", part, columns=step_cols)
+    refs = wh.read(
+        "screenshot_refs", part, columns=["domain", "task_id", "step_idx", "content_hash"]
     )
     phash: list[int | None] = [None] * steps.num_rows
     hashes = {h for h in refs.column("content_hash").to_pylist() if h is not None}
@@ -96,9 +98,9 @@ def run_frames(
         columns = (steps.column(c).to_pylist() for c in ("domain", "task_id", "step_idx"))
         phash = [by_step.get(k) for k in zip(*columns, strict=True)]
     steps = steps.append_column("phash", pa.array(phash, pa.int64()))
-    runs = wh.read("runs", part).select(["run_id", "max_steps"]).to_pylist()
+    runs = wh.read("runs", part, columns=["run_id", "max_steps"]).to_pylist()
     max_steps = runs[0]["max_steps"] if runs else None
-    episodes = wh.read("episodes", part).select([c for c in EPISODE_COLUMNS if c != "max_steps"])
+    episodes = wh.read("episodes", part, columns=[c for c in EPISODE_COLUMNS if c != "max_steps"])
     episodes = episodes.append_column(
         "max_steps", pa.array([max_steps] * episodes.num_rows, pa.int32())
     )

@@ -57,9 +57,11 @@ class ScoresStage(ConfiguredStage):
     writes = ("episode_scores", "run_scores")
 
     def run(self, key: RunKey) -> None:
-        from deskscore.scorers.run import score_run
+        from deskscore.scorers.run import EPISODE_INPUTS, score_run
 
-        episodes: list[dict[str, Any]] = self.wh.read("episodes", key.partition).to_pylist()
+        episodes: list[dict[str, Any]] = self.wh.read(
+            "episodes", key.partition, columns=list(EPISODE_INPUTS)
+        ).to_pylist()
         episode_rows, run_row = score_run(
             episodes,
             self.human_for(key),

@@ -43,13 +43,14 @@ class VerdictsStage(RunStage):
         from deskscore.collectors.formats import task_family
         from deskscore.scorers.verdicts import (
             ARCHIVED,
+            EPISODE_INPUTS,
             RECOMPUTED,
             episode_verdicts,
             last_action_is_fail,
         )
 
         part = key.partition
-        episodes = self.wh.read("episodes", part).to_pylist()
+        episodes = self.wh.read("episodes", part, columns=list(EPISODE_INPUTS)).to_pylist()
         last = _last_executed(self.wh.read("steps", part, columns=_STEP_COLUMNS))
         facts = self.facts.get(task_family(key.benchmark, key.format), {})
         rows: list[dict[str, Any]] = []

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from deskscore.schemas import TABLES, conform_rows
 from deskscore.scorers.config import ScoreConfig
-from deskscore.scorers.run import match_human, score_run
+from deskscore.scorers.run import EPISODE_INPUTS, match_human, run_units, score_run
 
 DOMAINS = ("chrome", "gimp", "libreoffice_calc", "os", "thunderbird", "vlc", "multi_apps")
 OLD_TB, NEW_TB = "2ad9387a-65d8-4e33-ad5b-7580065a27ca", "a10b69e1-6034-4a2b-93e1-571d45194f75"
@@ -426,3 +426,43 @@ def test_one_matched_task_is_enough_for_the_figures_over_the_human_tasks():
     assert run["n_tasks_matched"] == 1
     assert run["success_rate_human"] == 0.0 and run["wes_plus_single"] == 0.0
     assert run["wes_minus"] is not None and run["wes_minus"] < 0
+
+
+WHOLE_EPISODE = st.fixed_dictionaries(
+    {
+        **dict.fromkeys(TABLES["episodes"].columns, VALUES),
+        "domain": st.sampled_from(["chrome", "thunderbird", "uitars", "x"]),
+        "task_id": st.sampled_from(["a", NEW_TB]),
+        "source_task_id": st.sampled_from(["a", NEW_TB, OLD_TB, None]),
+        "result_status": st.sampled_from(["ok", "missing", "empty", "unparseable", None]),
+        "instruction": st.sampled_from(["a", "b", None]),
+    }
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(WHOLE_EPISODE, max_size=6),
+    HUMAN,
+    st.sampled_from(["osworld-human", "deskscore"]),
+    st.integers(-3, 200),
+)
+def test_rows_of_the_episode_inputs_alone_score_as_the_whole_rows(episodes, human, compat, mss):
+    """The score stages read only EPISODE_INPUTS of a run's episodes: every other column may
+    hold anything without changing a figure."""
+    inputs = [{k: e[k] for k in EPISODE_INPUTS} for e in episodes]
+    config = ScoreConfig("verified", 50, compat)
+    assert repr(_score(inputs, human, mss, compat)) == repr(_score(episodes, human, mss, compat))
+    assert repr(run_units(inputs, human, config=config)) == repr(
+        run_units(episodes, human, config=config)
+    )
+
+
+@pytest.mark.parametrize("compat", ["osworld-human", "deskscore"])
+def test_scoring_looks_at_no_episode_column_but_the_inputs(compat, watched):
+    wrap, seen = watched
+    episodes, human = _run(5)
+    whole = [wrap(dict.fromkeys(TABLES["episodes"].columns) | e) for e in episodes]
+    _score(whole, human, 50, compat)
+    run_units(whole, human, config=ScoreConfig("verified", 50, compat))
+    assert seen and seen <= set(EPISODE_INPUTS)

@@ -9,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from deskscore.collectors.actions import parse_action
-from deskscore.schemas import conform_rows
+from deskscore.schemas import TABLES, conform_rows
 from deskscore.scorers.verdicts import (
+    EPISODE_INPUTS,
     agrees,
     archived_score,
     conj_score,
@@ -158,3 +159,15 @@ def test_archived_scores_and_agreement_are_total() -> None:
     assert agrees(1.0, 1.0 + 1e-12) and agrees(None, 1.0) is None
     assert parse_metric_scores("{") is None and parse_metric_scores('{"metrics": [true]}') is None
     assert parse_metric_scores('{"metrics": [1, 0.5], "conj": "or"}') == ("or", [1.0, 0.5])
+
+
+def test_the_rules_look_at_no_episode_column_but_the_inputs(watched) -> None:
+    wrap, seen = watched
+    shapes = [episode(), episode(0.0, metrics={"conj": "or", "scores": [0.0, 1.0]}),
+              episode(None, "missing"), episode(0.5, metrics=[1.0, 0.5])]  # fmt: skip
+    for shape in shapes:
+        row = wrap(dict.fromkeys(TABLES["episodes"].columns) | shape)
+        for infeasible in (True, False, None):
+            for last_is_fail in (True, False, None):
+                episode_verdicts(row, last_is_fail=last_is_fail, infeasible=infeasible)
+    assert {"metric_scores_json", "result_raw"} <= seen <= set(EPISODE_INPUTS)

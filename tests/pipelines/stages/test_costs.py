@@ -9,6 +9,8 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deskscore.collectors.human import load_bundled
 from deskscore.collectors.warehouse import Warehouse
@@ -282,3 +284,32 @@ def test_cost_prices_runs_that_were_ingested_but_never_scored(
     rows = {r["agent"]: r for r in json.loads(capsys.readouterr().out)}
     assert D(str(rows["gpt-5.4"]["cost_usd"])) == GPT_A + GPT_B
     assert rows["plain-model"]["n_llm_calls"] == 0 and rows["plain-model"]["cost_usd"] is None
+
+
+KEYS = st.tuples(
+    st.sampled_from(["chrome", "os", "ös", None]),
+    st.sampled_from(["a", "b", "é", "\U0001f600", None]),
+    st.one_of(st.integers(0, 3), st.none()),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(KEYS, max_size=8), st.booleans())
+def test_calls_count_as_in_order_exactly_when_sorting_them_changes_nothing(keys, sort) -> None:
+    """The cost stage sorts a run's calls only when they are not in order already."""
+    import pyarrow as pa
+
+    from deskscore.pipelines.stages.costs import _ORDER, _in_order
+
+    if sort:  # in order, as Python sorts them (code points), whenever no key is null
+        keys = sorted(keys, key=lambda k: tuple((v is None, v or 0) for v in k))
+    calls = pa.table(
+        {
+            "domain": pa.array([k[0] for k in keys], pa.string()),
+            "task_id": pa.array([k[1] for k in keys], pa.string()),
+            "call_idx": pa.array([k[2] for k in keys], pa.int32()),
+        }
+    )
+    sorted_calls = calls.sort_by([(k, "ascending") for k in _ORDER])
+    no_nulls = all(None not in k for k in keys)
+    assert _in_order(calls) == (no_nulls and calls.equals(sorted_calls))
