@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+import threading
 import zipfile
 from typing import Any, BinaryIO
 
@@ -31,6 +32,7 @@ from deskscore.collectors.files import (
     storable,
 )
 from deskscore.collectors.lfs import LFS_POINTER, LFS_TODO, is_lfs_pointer, lfs_pointer
+from deskscore.collectors.zip_index import Indexed, Listed, open_indexed
 from deskscore.collectors.zip_repair import open_tolerant
 
 _ZIP_HINT = "check it with `unzip -t`, re-download or re-create it, and ingest again"
@@ -94,7 +96,7 @@ def _unsafe_reason(name: str) -> str | None:
         return "backslash in member path"
     if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
         return "absolute member path"
-    if ".." in name.split("/"):
+    if ".." in name and ".." in name.split("/"):
         return "'..' in member path"
     if "\x00" in name:
         return "NUL in member path"
@@ -309,7 +311,9 @@ class DirSource(Source):
 
 class ZipSource(Source):
     """A zip read in place with `zipfile`: members are listed from the central directory and
-    decompressed one at a time; nothing is extracted."""
+    decompressed one at a time; nothing is extracted. A plain archive opened here by path is
+    listed without a `ZipInfo` per image member (`collectors.zip_index`); one given as a file
+    object, or any other archive, is opened by `zipfile` (and `zip_repair`) whole."""
 
     kind = "zip"
 
@@ -322,28 +326,43 @@ class ZipSource(Source):
         self.uri = uri if fileobj is not None else os.path.abspath(uri)
         self.problems = []
         self._max_member = min(max_member_bytes, limits.FILE_BYTES.value())
+        self._whole_zip: zipfile.ZipFile | None = None
+        self._whole_file: BinaryIO | None = None
+        self._whole_lock = threading.Lock()
+        indexed = None
         if fileobj is None:
             try:
                 fileobj = open_regular(self.uri)
             except OSError as e:
                 raise SourceError(self.uri, f"cannot open the archive ({e})") from e
+            indexed = self._indexed(fileobj)
         self._fileobj = fileobj
-        try:
-            self._zip, bad = open_tolerant(fileobj)
-        except (
-            zipfile.BadZipFile,
-            zipfile.LargeZipFile,
-            OSError,
-            EOFError,
-            ValueError,
-            NotImplementedError,
-        ) as e:
-            fileobj.close()
-            raise SourceError(self.uri, f"not a readable zip archive ({e}); {_ZIP_HINT}") from e
+        self._indexed_zip = indexed
+        if indexed is not None:
+            self._zip = indexed.zip
+            bad: list[Any] = []
+            names, attrs = indexed.names, indexed.external_attrs
+            # a member in the view opens by its ZipInfo, another by its index (`_info`)
+            openers: Any = [indexed.infos.get(i, i) for i in range(len(names))]
+        else:
+            try:
+                self._zip, bad = open_tolerant(fileobj)
+            except (
+                zipfile.BadZipFile,
+                zipfile.LargeZipFile,
+                OSError,
+                EOFError,
+                ValueError,
+                NotImplementedError,
+            ) as e:
+                fileobj.close()
+                raise SourceError(self.uri, f"not a readable zip archive ({e}); {_ZIP_HINT}") from e
+            openers = self._zip.infolist()
+            names = [info.filename for info in openers]
+            attrs = [info.external_attr for info in openers]
         left_out = {b.index: b for b in bad}
-        self._members: dict[str, zipfile.ZipInfo] = {}
-        for index, info in enumerate(self._zip.infolist()):
-            name = info.filename
+        self._members: dict[str, zipfile.ZipInfo | int] = {}
+        for index, name in enumerate(names):
             if index in left_out:
                 b = left_out[index]
                 self.problems.append(
@@ -364,10 +383,10 @@ class ZipSource(Source):
                     )
                 )
                 continue
-            if info.is_dir() or _is_macos_metadata(name):
+            if name.endswith("/") or _is_macos_metadata(name):  # ZipInfo.is_dir()
                 continue
             reason = _unsafe_reason(name)
-            if not reason and stat.S_ISLNK(info.external_attr >> 16):
+            if not reason and stat.S_ISLNK(attrs[index] >> 16):
                 reason = "symlink member (it could point outside the archive)"
             if reason:
                 self.problems.append(
@@ -388,23 +407,50 @@ class ZipSource(Source):
                         "the last copy is read",
                     )
                 )
-            self._members[name] = info
+            self._members[name] = openers[index]
         self._files = sorted(self._members)
         for name in self._files:
             nested = _nested(self.uri, name)
             if nested:
                 self.problems.append(nested)
 
+    @staticmethod
+    def _indexed(fileobj: BinaryIO) -> Indexed | None:
+        """The archive listed by `zip_index` when it is plain, else None (and when reading
+        it fails: `zipfile` then says what is wrong)."""
+        try:
+            return open_indexed(fileobj)
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError):
+            return None
+
     def files(self) -> list[str]:
         return list(self._files)
 
-    def _info(self, path: str) -> zipfile.ZipInfo:
+    def _info(self, path: str) -> zipfile.ZipInfo | Listed:
         try:
-            return self._members[path]
+            info = self._members[path]
         except KeyError:
             raise SourceError(self.uri, f"no member {path!r} in the archive", path) from None
+        if type(info) is int:  # listed by zip_index, not in its view
+            return self._indexed_zip.listed(info)  # type: ignore[union-attr]
+        return info  # type: ignore[return-value]
 
-    def _refuse_bomb(self, path: str, info: zipfile.ZipInfo) -> None:
+    def _whole(self) -> zipfile.ZipFile:
+        """A `zipfile.ZipFile` of the whole archive (for the members `zip_index` leaves out of
+        its view), made on first need, over a file of its own: threads may read members of
+        both at once, and two ZipFiles sharing one file position would mix their reads."""
+        with self._whole_lock:
+            if self._whole_zip is None:
+                whole = open_regular(self.uri)
+                try:
+                    self._whole_zip, _ = open_tolerant(whole)
+                except BaseException:
+                    whole.close()
+                    raise
+                self._whole_file = whole
+            return self._whole_zip
+
+    def _refuse_bomb(self, path: str, info: zipfile.ZipInfo | Listed) -> None:
         """Refuse members that would inflate beyond the caps, before decompressing anything."""
         size, packed = info.file_size, max(info.compress_size, 1)
         why = None
@@ -422,7 +468,9 @@ class ZipSource(Source):
         info = self._info(path)
         self._refuse_bomb(path, info)
         try:
-            member = self._zip.open(info)
+            # an image is not in zip_index's view: read from the whole archive
+            whole = isinstance(info, Listed)
+            member = self._whole().open(path) if whole else self._zip.open(info)
         except Exception as e:  # encryption, unknown compression, a bad local header
             raise self._unreadable(path, e) from e
         return _Capped(member, self._max_member, self.uri, path, self._unreadable)
@@ -441,6 +489,10 @@ class ZipSource(Source):
 
     def close(self) -> None:
         self._zip.close()
+        if self._whole_zip is not None:
+            self._whole_zip.close()
+        if self._whole_file is not None:
+            self._whole_file.close()
         if self._fileobj is not None:
             self._fileobj.close()
 
