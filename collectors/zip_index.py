@@ -3,9 +3,10 @@
 `zipfile` reads the whole central directory into a `ZipInfo` per member when it opens an
 archive: about 4 us a member, 80 ms for a run archive of 19,000 members, of which 17,000 are
 screenshots an ingest lists but never opens (a sixth of its time per archive). Here the
-directory is read once with `struct` into the few fields a listing needs (`Listed`), and
+directory is read once with `struct` into the few fields a listing needs (`Indexed`), and
 `zipfile` is shown a view of the archive whose directory holds only the members that are not
-images (`open_indexed`): it makes `ZipInfo`s for those, and reads them as it always does.
+images (`open_indexed`): it makes `ZipInfo`s for those, and reads them as it always does
+(its check that members do not overlap, from Python 3.12, then sees only those members).
 An image is opened through a `zipfile.ZipFile` of the whole archive, made on first need.
 
 Only a plain archive is read this way: its end record last in the file with no comment, no
@@ -18,11 +19,12 @@ decode as `zipfile` decodes them, and extra fields it would accept. For anything
 
 from __future__ import annotations
 
-import io
 import os
 import struct
 import zipfile
-from typing import Any, BinaryIO, NamedTuple
+from typing import BinaryIO, NamedTuple
+
+from deskscore.collectors.zip_repair import FileView
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp")
 """Name endings of the members left out of the view `zipfile` reads."""
@@ -63,23 +65,15 @@ class Indexed(NamedTuple):
         return Listed(self.names[index], self.file_sizes[index], self.compress_sizes[index])
 
 
-class SplicedFile(io.RawIOBase):
+class SplicedFile(FileView):
     """A read-only view of a seekable file cut at `cut`, with `tail` after it."""
 
     def __init__(self, inner: BinaryIO, cut: int, tail: bytes) -> None:
-        super().__init__()
-        self._inner = inner
+        super().__init__(inner)
         self._cut = cut
         self._tail = tail
         self._size = cut + len(tail)
         self._pos = 0
-        self.name = getattr(inner, "name", None)
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
 
     def seek(self, offset: int, whence: int = 0) -> int:
         base = {0: 0, 1: self._pos, 2: self._size}[whence]
@@ -104,11 +98,6 @@ class SplicedFile(io.RawIOBase):
         data = parts[0] if len(parts) == 1 else b"".join(parts)
         self._pos += len(data)
         return data
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
 
 
 def _extras_plain(extra: bytes) -> bool:

@@ -45,13 +45,12 @@ class BadMember(NamedTuple):
     what: str
 
 
-class PatchedFile(io.RawIOBase):
-    """A read-only view of a seekable file with some byte ranges replaced."""
+class FileView(io.RawIOBase):
+    """A read-only, seekable view of a file (`inner`) that a subclass reads its own way."""
 
-    def __init__(self, inner: BinaryIO, patches: dict[int, bytes]) -> None:
+    def __init__(self, inner: BinaryIO) -> None:
         super().__init__()
         self._inner = inner
-        self._patches = sorted(patches.items())
         self.name = getattr(inner, "name", None)
 
     def readable(self) -> bool:
@@ -59,6 +58,19 @@ class PatchedFile(io.RawIOBase):
 
     def seekable(self) -> bool:
         return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+class PatchedFile(FileView):
+    """A read-only view of a seekable file with some byte ranges replaced."""
+
+    def __init__(self, inner: BinaryIO, patches: dict[int, bytes]) -> None:
+        super().__init__(inner)
+        self._patches = sorted(patches.items())
 
     def seek(self, offset: int, whence: int = 0) -> int:
         return self._inner.seek(offset, whence)
@@ -81,14 +93,6 @@ class PatchedFile(io.RawIOBase):
             lo, hi = max(at, start), min(at + len(new), end)
             out[lo - start : hi - start] = new[lo - at : hi - at]
         return bytes(out) if out is not None else data
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        super().close()
 
 
 def _end_record(fp: BinaryIO) -> tuple[int, int, bytes] | None:

@@ -385,13 +385,14 @@ HUMAN = st.lists(
 )
 
 
+RULES_AND_BUDGET = {
+    "compat": st.sampled_from(["osworld-human", "deskscore"]),
+    "mss": st.integers(-3, 200),
+}
+
+
 @settings(max_examples=300, deadline=None)
-@given(
-    st.lists(EPISODE, max_size=6),
-    HUMAN,
-    st.sampled_from(["osworld-human", "deskscore"]),
-    st.integers(-3, 200),
-)
+@given(episodes=st.lists(EPISODE, max_size=6), human=HUMAN, **RULES_AND_BUDGET)
 def test_score_run_never_raises(episodes, human, compat, mss):
     rows, run = _score(episodes, human, mss, compat)
     assert len(rows) == len(episodes)
@@ -441,12 +442,7 @@ WHOLE_EPISODE = st.fixed_dictionaries(
 
 
 @settings(max_examples=300, deadline=None)
-@given(
-    st.lists(WHOLE_EPISODE, max_size=6),
-    HUMAN,
-    st.sampled_from(["osworld-human", "deskscore"]),
-    st.integers(-3, 200),
-)
+@given(episodes=st.lists(WHOLE_EPISODE, max_size=6), human=HUMAN, **RULES_AND_BUDGET)
 def test_rows_of_the_episode_inputs_alone_score_as_the_whole_rows(episodes, human, compat, mss):
     """The score stages read only EPISODE_INPUTS of a run's episodes: every other column may
     hold anything without changing a figure."""
