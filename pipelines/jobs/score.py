@@ -164,9 +164,9 @@ class ScoreInputs:
         ]
         if self.loops:
             stages.append(LoopsStage(warehouse, job=job))
+        if self.prices is not None:
+            stages.append(CostsStage(warehouse, self.prices, job=job))
         resamples, seed = self.bootstrap
-        if self.prices is not None:  # its episode costs handed on to the intervals
-            stages.append(CostsStage(warehouse, self.prices, job=job, hand_on=resamples > 0))
         if resamples > 0:  # after the costs: it resamples them too
             from deskscore.pipelines.stages.intervals import IntervalsStage
 

@@ -85,7 +85,7 @@ class EpisodeCost(NamedTuple):
 
 class Priced(NamedTuple):
     """A run key with its episode_costs rows as written, in their order: what the cost stage
-    hands on when the intervals of the same job resample them. Carried in the element, the
+    hands on, for the intervals of the same job to resample. Carried in the element, the
     one thing every Beam runner passes from a stage to the next, they need not be read back
     from files the job has not committed, so the cost files can go straight into packs
     (`Stage.pack_writes`) instead of being written alone and packed again after the job."""
@@ -101,20 +101,14 @@ class CostsStage(RunStage):
     label = "costs"
     writes = ("llm_call_costs", "episode_costs", "run_costs")
 
-    def __init__(
-        self, warehouse: str, table: PriceTable, job: str | None = None, *, hand_on: bool = False
-    ) -> None:
+    def __init__(self, warehouse: str, table: PriceTable, job: str | None = None) -> None:
         super().__init__(warehouse, job)
         self.table = table
-        self.hand_on = hand_on
-        """Hand each run on as `Priced` (the intervals follow), not as its key."""
 
-    def run(self, key: RunKey) -> Priced | None:
+    def run(self, key: RunKey) -> Priced:
         tables = cost_run(self.wh, key.benchmark, key.run_id, self.table)
         for name in self.writes:
             self.wh.write(name, tables[name], key.partition)
-        if not self.hand_on:
-            return None
         fields = EpisodeCost._fields
         return Priced(
             key, tuple(EpisodeCost(*(r[f] for f in fields)) for r in tables["episode_costs"])
