@@ -479,8 +479,9 @@ def _rows_per_product(n: int, per_row: int) -> int:
 
 
 class _Vertical:
-    """Resample.c's vertical 8-bit pass from the horizontal pass's (height, 32) result to
-    32x32: small, so one dense float64 product (exact: sums stay far below 2**53)."""
+    """Resample.c's vertical 8-bit pass from (height, n) to (32, n): one dense float64
+    product (exact: sums stay far below 2**53), over the horizontal pass's (height, 32)
+    result, or over the whole image when Pillow runs this pass first."""
 
     def __init__(self, in_size: int) -> None:
         import numpy as np
@@ -488,18 +489,18 @@ class _Vertical:
         weights = np.zeros((_SIDE, in_size))
         for yy, (ymin, w) in enumerate(_coefficients(in_size, _SIDE)):
             weights[yy, ymin : ymin + len(w)] = w
-        self.rows = _rows_per_product(_SIDE, in_size * _SIDE)
         self.weights = weights
 
-    def __call__(self, wide: Any) -> Any:
-        """(in_size, 32) uint8 -> (32, 32) uint8."""
+    def __call__(self, tall: Any) -> Any:
+        """(in_size, n) uint8 -> (32, n) uint8."""
         import numpy as np
 
-        t = wide.astype(np.float64)
-        full = _SIDE - _SIDE % self.rows
-        sums = np.empty((_SIDE, _SIDE))
-        block = self.weights[:full].reshape(full // self.rows, self.rows, -1)
-        sums[:full] = np.matmul(block, t).reshape(full, _SIDE)
+        t = tall.astype(np.float64)
+        rows = _rows_per_product(_SIDE, t.shape[0] * t.shape[1])
+        full = _SIDE - _SIDE % rows
+        sums = np.empty((_SIDE, t.shape[1]))
+        block = self.weights[:full].reshape(full // rows, rows, -1)
+        sums[:full] = np.matmul(block, t).reshape(full, t.shape[1])
         if full < _SIDE:
             sums[full:] = self.weights[full:] @ t
         return np.clip(np.floor((sums + _HALF) * _SCALE), 0.0, 255.0).astype(np.uint8)
@@ -507,13 +508,17 @@ class _Vertical:
 
 class _Shrink:
     """Pillow's `resize((32, 32), LANCZOS)` of an 'L' image of one size: Resample.c's
-    horizontal pass over every row, then its vertical pass over that result."""
+    horizontal pass over every row, then its vertical pass over that result; or the vertical
+    pass first, which Pillow 13 runs for some sizes (`_checked_shrink` finds which)."""
 
-    def __init__(self, width: int, height: int) -> None:
-        self.horizontal = _Horizontal(width)
-        self.vertical = _Vertical(height)
+    def __init__(self, horizontal: _Horizontal, vertical: _Vertical, vertical_first: bool) -> None:
+        self.horizontal = horizontal
+        self.vertical = vertical
+        self.vertical_first = vertical_first
 
     def __call__(self, pixels: Any) -> Any:
+        if self.vertical_first:
+            return self.horizontal(self.vertical(pixels))
         return self.vertical(self.horizontal(pixels))
 
 
@@ -528,20 +533,27 @@ def _pillow_shrink(grey: Any) -> Any:
 
 
 def _checked_shrink(width: int, height: int) -> _Shrink | None:
-    """The matrix shrink for this size, if it reproduces Pillow on probe images; else None."""
+    """The matrix shrink for this size, its passes in the order that reproduces Pillow on
+    probe images; None when neither order does."""
     import numpy as np
 
-    shrink = _Shrink(width, height)
     image_mod = _pil()
     rng = np.random.default_rng(width * 100_003 + height)
     ramp = np.add.outer(
         (np.arange(height) % 256).astype(np.uint8), (np.arange(width) % 256).astype(np.uint8)
     )  # uint8: wraps around
-    for probe in (rng.integers(0, 256, (height, width), dtype=np.uint8), ramp, 255 - ramp):
-        grey = image_mod.fromarray(probe, "L")
-        if not np.array_equal(shrink(np.asarray(grey)), _pillow_shrink(grey)):
-            return None
-    return shrink
+    probes = [rng.integers(0, 256, (height, width), dtype=np.uint8), ramp, 255 - ramp]
+    greys = [image_mod.fromarray(probe, "L") for probe in probes]
+    expected = [_pillow_shrink(grey) for grey in greys]
+    horizontal, vertical = _Horizontal(width), _Vertical(height)
+    for vertical_first in (False, True):
+        shrink = _Shrink(horizontal, vertical, vertical_first)
+        if all(
+            np.array_equal(shrink(np.asarray(grey)), want)
+            for grey, want in zip(greys, expected, strict=True)
+        ):
+            return shrink
+    return None
 
 
 def _matrix_size(width: int, height: int) -> bool:
