@@ -4,6 +4,7 @@ recorded twice, and the final state the verdict reads holds each action once."""
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import io
 import json
 import os
@@ -54,7 +55,12 @@ def setup_files(tmp_path: Path, plan: list[Any]) -> list[str]:
 
 
 def units(tmp_path: Path) -> list[Path]:
-    return sorted(p for p in (tmp_path / "wh" / LIVE_DIR).rglob("0*-*") if p.is_dir())
+    """The recorded units while the collector runs: a unit's temporary folder may vanish (its
+    rename) while it is being listed, so the listing is walked, skipping what went away."""
+    found = []
+    for folder, dirs, _ in os.walk(tmp_path / "wh" / LIVE_DIR):
+        found += [Path(folder, d) for d in dirs if fnmatch.fnmatch(d, "0*-*")]
+    return sorted(found)
 
 
 def kill_when(proc: subprocess.Popen, tmp_path: Path, ready: Any, timeout_s: float = 60.0) -> None:
