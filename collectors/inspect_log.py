@@ -257,6 +257,8 @@ def _text(content: Any) -> str:
 
 
 _dumps = json_writer(sort_keys=True, default=str)
+_compact = json_writer(sort_keys=True, separators=(",", ":"), default=str)
+"""A step's `extra`, in the compact form every reader writes it."""
 
 
 def _time(value: Any) -> datetime | None:
@@ -405,7 +407,7 @@ def sample_steps(
                     "ts": _time(stamp), "dt_s": None, "screenshot_s": None,
                     "action_s": _seconds(event.get("working_time")),
                     "reward": None, "done": None, "info_json": None, "phase": None,
-                    "extra": _dumps(extra),
+                    "extra": _compact(extra),
                 }
             )  # fmt: skip
     prev = None

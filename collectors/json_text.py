@@ -46,6 +46,34 @@ def json_writer(
     return encode
 
 
+def compact_json_writers() -> tuple[Callable[[Any], str], Callable[[Any], str]]:
+    """Two functions writing compact JSON text with sorted keys (`{"a":1,"b":[2]}`), the form
+    of a step's info and leftover keys: the first for values orjson parsed, the second for
+    any parsed value.
+
+    The first is orjson's (a tenth of the time of Python's encoder, once per trajectory
+    line), exact for what orjson parses: strings without lone surrogates, finite floats,
+    integers within 64 bits (a value nested deeper than it writes goes to Python's encoder).
+    A value Python's json parsed may hold NaN, an infinity or a
+    larger integer, which orjson writes as null or refuses; the second writes them as
+    Python's json does. Floats may be spelt differently by the two (1e16, 1e+16): the same
+    number either way."""
+    compact = json_writer(sort_keys=True, separators=(",", ":"))
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is a declared dependency
+        return compact, compact
+    dumps, sort = orjson.dumps, orjson.OPT_SORT_KEYS
+
+    def fast(value: Any) -> str:
+        try:
+            return dumps(value, option=sort).decode()
+        except TypeError:  # nested deeper than orjson writes (it reads deeper): Python's json
+            return compact(value)
+
+    return fast, compact
+
+
 def scrub_surrogates(obj: Any) -> Any:
     """Replace lone surrogates (legal in JSON escapes, illegal in UTF-8) so Arrow can store them."""
     if isinstance(obj, str):

@@ -21,7 +21,7 @@ from deskscore.collectors import limits
 from deskscore.collectors.action_code import SubAction
 from deskscore.collectors.actions import action_columns, parse_action
 from deskscore.collectors.ids import canonical_task_id
-from deskscore.collectors.json_text import json_writer, scrub_surrogates
+from deskscore.collectors.json_text import compact_json_writers, json_writer, scrub_surrogates
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.lfs import LFS_POINTER, LFS_TODO, is_lfs_pointer, lfs_pointer
 from deskscore.collectors.lines import Counted, LongLine, blocks, iter_lines
@@ -142,8 +142,12 @@ def _excerpt(raw: bytes) -> str:
 
 
 dumps_json = json_writer(sort_keys=True)
-"""`json.dumps(obj, sort_keys=True, ensure_ascii=False)`: the text of a step's info and
-leftover keys."""
+"""`json.dumps(obj, sort_keys=True, ensure_ascii=False)`: for text that must read as Python's
+json writes it (a dict action's input matched to its result, a step trace's records)."""
+dumps_fast, dumps_compact = compact_json_writers()
+"""The text of a step's info and leftover keys: compact, keys sorted; `dumps_fast` for a line
+orjson parsed (`_fast_loads`; both are Python's json without orjson), `dumps_compact` for one
+only Python's json accepts."""
 
 
 def as_int32(v: Any) -> int | None:
@@ -409,7 +413,7 @@ def read_steps(
     more than the columns themselves). Light rows are dicts, and have no STEP_ACTIONS rows.
     """
     loads = _fast_loads()
-    parse, parse_ts, dumps = parse_action, parse_action_timestamp, dumps_json
+    parse, parse_ts = parse_action, parse_action_timestamp
     lo, hi = _INT32
     files = set(task.files)
     prefix = task.path + "/"
@@ -443,6 +447,7 @@ def read_steps(
             raw = raw[3:]
         try:
             rec = loads(raw)
+            dumps = dumps_fast  # exact for what orjson parsed
         except (ValueError, RecursionError, TypeError):
             if line_no == 1 and not long and is_lfs_pointer(raw):
                 n, pointer = 1, raw
@@ -455,6 +460,7 @@ def read_steps(
             rec = _parse_slow(raw, path, line_no, q)
             if rec is _BAD:
                 continue
+            dumps = dumps_compact  # NaN, infinities, integers past 64 bits: Python's json
         if type(rec) is not dict:
             q.add(path, line_no, "not_an_object",
                   f"JSON {type(rec).__name__} where an object was expected", _LINE_TODO,

@@ -19,6 +19,7 @@ from deskscore.collectors.osworld import (
     EpisodeRead,
     QuarantineRows,
     as_int32,
+    dumps_compact,
     dumps_json,
     parse_result,
     summarise,
@@ -101,7 +102,7 @@ def _step_row(
     if response is None:
         response = act.get("response")
     elif not isinstance(response, str):
-        response = dumps_json(response)
+        response = dumps_compact(response)
     shot = _find(element, _SHOT_KEYS)
     shot = shot if isinstance(shot, str) else None
     stamp = _find(element, _TS_KEYS)
@@ -127,7 +128,7 @@ def _step_row(
         "done": None,
         "info_json": None,
         "phase": as_int32(phase),
-        "extra": dumps_json(element),
+        "extra": dumps_compact(element),
     }
     actions.extend(action_rows(row, act["actions"]))
     return row

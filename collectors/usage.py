@@ -109,6 +109,8 @@ SCREENSHOT_KEYS = ("screenshot_s", "screenshot_time", "screenshot_duration")
 ACTION_KEYS = ("action_s", "action_time", "action_duration", "execution_time", "exec_time")
 """Traj record keys read as the seconds executing the action took (no public runner confirmed)."""
 
+_TIMING_KEYS = frozenset(SCREENSHOT_KEYS + ACTION_KEYS)
+
 USAGE_FILE = "token_usage.json"
 
 
@@ -366,6 +368,7 @@ _AGENT_S_COUNT = "num_input_tokens_"
 """Prefix of Agent S's per-module prompt counts (num_input_tokens_<module>)."""
 _OBJECT_SOURCES = ("model_usage", *_USAGE_OBJECTS, *_RESPONSE_OBJECTS)
 """Every record key `record_calls` reads an object from."""
+_AGENT_S_MARK = "\0" + _AGENT_S_COUNT
 
 
 def record_calls(rec: dict) -> list[Call]:
@@ -422,7 +425,9 @@ def _carries_no_calls(rec: dict) -> bool:
             return False
     if isinstance(get("messages"), list):
         return False
-    return not any(k.startswith(_AGENT_S_COUNT) for k in rec)
+    # a key starting with the Agent S prefix, found in one string search rather than a call
+    # per key (a key holding a NUL may match falsely: the full reading then finds no call)
+    return _AGENT_S_MARK not in "\0" + "\0".join(rec)
 
 
 def _agent_s_info(rec: dict, model: str | None) -> list[Call]:
@@ -448,6 +453,8 @@ def call_key(call: Call) -> tuple[Any, ...]:
 def record_timings(rec: dict) -> tuple[float | None, float | None]:
     """(screenshot seconds, action seconds) a record carries under the accepted keys; the keys
     found are removed from `rec` (they become columns), the others stay for `extra`."""
+    if rec.keys().isdisjoint(_TIMING_KEYS):  # most records: one set operation, no loop
+        return None, None
     out: list[float | None] = []
     for keys in (SCREENSHOT_KEYS, ACTION_KEYS):
         value = None

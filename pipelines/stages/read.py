@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from deskscore.pipelines.stages.elements import RunWork
 
-INGEST_VERSION = 3
+INGEST_VERSION = 4
 """Bumped whenever a reader's rows for the same bytes change: part of every run's content
 hash, so runs ingested by older readers are redone, never kept as 'unchanged'."""
 

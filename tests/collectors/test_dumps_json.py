@@ -1,4 +1,5 @@
-"""`dumps_json` (the steps' extra and info_json text) is exactly `json.dumps` with its options."""
+"""The JSON writers of steps: `dumps_json` is exactly `json.dumps` with its options; the compact
+writers of info and extra agree with each other and with Python's json."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
+from deskscore.collectors.json_text import compact_json_writers
 from deskscore.collectors.osworld import dumps_json
 
 _SCALARS = st.one_of(
@@ -39,3 +41,54 @@ def test_dumps_json_refuses_what_json_dumps_refuses():
         except TypeError as e:
             got = type(e)
         assert got == want is TypeError
+
+
+_ORJSON_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**64 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(alphabet=st.characters(exclude_categories=("Cs",))),  # no lone surrogates
+)
+_ORJSON = st.recursive(
+    _ORJSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(_ORJSON)
+def test_the_fast_writer_writes_what_orjson_reads_as_the_compact_writer_does(value):
+    import orjson
+
+    fast, compact = compact_json_writers()
+    assert compact(value) == json.dumps(
+        value, sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
+    parsed = orjson.loads(json.dumps(value))  # what a trajectory line holds
+    assert json.loads(fast(parsed)) == json.loads(compact(parsed))
+    if not any(isinstance(v, float) for v in _leaves(parsed)):
+        assert fast(parsed) == compact(parsed)  # floats may be spelt apart (1e16, 1e+16)
+
+
+def test_the_compact_writer_keeps_what_only_pythons_json_reads():
+    _, compact = compact_json_writers()
+    value = json.loads('{"b": NaN, "a": [Infinity, 123456789012345678901234567890]}')
+    assert compact(value) == '{"a":[Infinity,123456789012345678901234567890],"b":NaN}'
+
+
+def test_the_fast_writer_hands_values_nested_past_orjson_to_pythons_json():
+    fast, compact = compact_json_writers()
+    deep = json.loads('{"a":' * 300 + "1" + "}" * 300)
+    assert fast(deep) == compact(deep) == '{"a":' * 300 + "1" + "}" * 300
+
+
+def _leaves(value):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _leaves(v)
+    else:
+        yield value

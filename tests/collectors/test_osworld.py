@@ -212,7 +212,7 @@ def test_step_columns_keep_timestamps_screenshots_responses_and_extra_keys(
     assert done["response"] == "All done"  # the record's own response key wins
     assert json.loads(done["extra"]) == {"plan": "step by step"}
     assert first["extra"] is None
-    assert done["info_json"] == '{"done": true}' and first["info_json"] == "{}"
+    assert done["info_json"] == '{"done":true}' and first["info_json"] == "{}"
     assert (done["reward"], done["done"]) == (0.0, True)
     assert error["action_text"] == "VM crashed" and error["extra"] is None
 

@@ -90,7 +90,7 @@ def test_a_folded_episode_holds_every_table_the_ingest_writes(tmp_path: Path) ->
         0.05,
     )
     assert steps[0]["dt_s"] is None and steps[1]["dt_s"] == pytest.approx(2.5)
-    assert steps[1]["info_json"] == '{"done": true}'
+    assert steps[1]["info_json"] == '{"done":true}'
     calls = wh.read("step_actions", part).to_pylist()
     assert [(c["step_idx"], c["action_idx"], c["kind"], c["x"], c["y"], c["parser"]) for c in calls] == [
         (0, 0, "click", 10, 20, "ast"), (1, 0, "done", None, None, "word")]  # fmt: skip
