@@ -1,4 +1,5 @@
-"""JSON text of parsed values exactly as `json.dumps` writes it, with its encoder built once.
+"""JSON text of parsed values: exactly as `json.dumps` writes it, with its encoder built once,
+or compact with sorted keys (`compact_json_writers`, the text of a step's info and extra).
 
 `json.dumps` with any option builds a `JSONEncoder`, whose `encode` builds a C encoder, on
 every call: about 1 us, more than encoding the `{}` or few keys a step's `info` and leftover
@@ -53,11 +54,10 @@ def compact_json_writers() -> tuple[Callable[[Any], str], Callable[[Any], str]]:
 
     The first is orjson's (a tenth of the time of Python's encoder, once per trajectory
     line), exact for what orjson parses: strings without lone surrogates, finite floats,
-    integers within 64 bits (a value nested deeper than it writes goes to Python's encoder).
-    A value Python's json parsed may hold NaN, an infinity or a
-    larger integer, which orjson writes as null or refuses; the second writes them as
-    Python's json does. Floats may be spelt differently by the two (1e16, 1e+16): the same
-    number either way."""
+    integers within 64 bits (a value nested deeper than orjson writes goes to Python's
+    encoder). A value Python's json parsed may hold NaN, an infinity or a larger integer,
+    which orjson writes as null or refuses; the second writes them as Python's json does.
+    Floats may be spelt differently by the two (1e16, 1e+16): the same number either way."""
     compact = json_writer(sort_keys=True, separators=(",", ":"))
     try:
         import orjson

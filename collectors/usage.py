@@ -110,6 +110,7 @@ ACTION_KEYS = ("action_s", "action_time", "action_duration", "execution_time", "
 """Traj record keys read as the seconds executing the action took (no public runner confirmed)."""
 
 _TIMING_KEYS = frozenset(SCREENSHOT_KEYS + ACTION_KEYS)
+"""Every key `record_timings` reads: a record holding none of them has no timings."""
 
 USAGE_FILE = "token_usage.json"
 
@@ -369,6 +370,7 @@ _AGENT_S_COUNT = "num_input_tokens_"
 _OBJECT_SOURCES = ("model_usage", *_USAGE_OBJECTS, *_RESPONSE_OBJECTS)
 """Every record key `record_calls` reads an object from."""
 _AGENT_S_MARK = "\0" + _AGENT_S_COUNT
+"""The Agent S prefix at the start of a key, in a record's keys joined with NULs."""
 
 
 def record_calls(rec: dict) -> list[Call]:
