@@ -18,11 +18,18 @@ _SCALARS = st.one_of(
     st.floats(),  # NaN and infinities too: both write them as Python's json does
     st.text(),  # any code point, lone surrogates included
 )
-_JSON = st.recursive(
-    _SCALARS,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-    max_leaves=20,
-)
+
+
+def _json_values(scalars, keys):
+    """Values JSON holds: `scalars`, in lists and objects with `keys`."""
+    return st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4),
+        max_leaves=20,
+    )
+
+
+_JSON = _json_values(_SCALARS, st.text())
 
 
 @given(_JSON)
@@ -43,17 +50,16 @@ def test_dumps_json_refuses_what_json_dumps_refuses():
         assert got == want is TypeError
 
 
-_ORJSON_SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**63), max_value=2**64 - 1),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(alphabet=st.characters(exclude_categories=("Cs",))),  # no lone surrogates
-)
-_ORJSON = st.recursive(
-    _ORJSON_SCALARS,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-    max_leaves=20,
+_TEXT = st.text(alphabet=st.characters(exclude_categories=("Cs",)))  # no lone surrogates
+_ORJSON = _json_values(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**63), max_value=2**64 - 1),
+        st.floats(allow_nan=False, allow_infinity=False),
+        _TEXT,
+    ),
+    keys=_TEXT,
 )
 
 
