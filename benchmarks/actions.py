@@ -11,8 +11,8 @@ them. Then times parsing all of them, from cold, four ways in the same run:
   (b) the same with read_code's cache (each distinct string compiled once): ingest's way
       before the plain-form reading, though with today's faster reading of the calls;
   (c) the plain-form reading (`simple_code`: plain calls read without compiling), no memo;
-  (d) now: `parse_action` (memo of whole results per string; a click at new coordinates read
-      from its shape, `read_code`; then the plain-form reading).
+  (d) now: `parse_action` (a click at new coordinates read from its shape, remembered by
+      shape only; other strings' whole results remembered; then the plain-form reading).
 
 Each is run --repeat times, in turn, and the fastest kept (the machine may be shared). All
 four must give equal results for every action. Prints actions, distinct strings, the share

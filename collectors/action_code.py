@@ -560,26 +560,43 @@ def read_code_uncached(code: str, *, simple: bool = True) -> CodeRead:
     return decide(calls)
 
 
-@lru_cache(maxsize=4096)
 def read_code(code: str) -> CodeRead:
     """Read a pyautogui code string (or a 'BASH <command>' line): its calls and the step's
-    kind, x, y, text. Pure and cached: runs repeat the same few actions many times; a click
-    at new coordinates is read from its shape (`_point_shape`); most of the others are plain
-    calls read without compiling them (`simple_code`)."""
-    m = _POINT_CALL.fullmatch(code)
-    if m is not None:
-        shape = _point_shape(m[1], m[3], m[5])
-        if shape is not None:
-            call, before, between, after = shape
-            x, y = float(m[2]), float(m[4])
-            text = f"{before}{m[2]}{between}{m[4]}{after}"
-            return CodeRead(call.kind, x, y, None, (call._replace(x=x, y=y, call_text=text),))
+    kind, x, y, text. Pure, and quick for what runs repeat: a click at new coordinates is
+    read from its shape (`read_point`), outside the memo, where one entry per step would push
+    out the actions a run repeats many times; those are remembered (`_read_remembered`);
+    most of the others are plain calls read without compiling them (`simple_code`)."""
+    point = read_point(code)
+    return point if point is not None else _read_remembered(code)
+
+
+@lru_cache(maxsize=4096)
+def _read_remembered(code: str) -> CodeRead:
     return read_code_uncached(code)
 
 
-def point_shapes_clear() -> None:
-    """Forget the shapes `read_code` has read (a cold start)."""
+def read_point(code: str) -> CodeRead | None:
+    """`read_code_uncached(code)` for one pyautogui call at integer coordinates whose shape
+    carries them as its point (`_point_shape`), read from that shape; None for any other
+    code."""
+    m = _POINT_CALL.fullmatch(code)
+    if m is None:
+        return None
+    shape = _point_shape(m[1], m[3], m[5])
+    if shape is None:
+        return None
+    call, before, between, after = shape
+    x, y = float(m[2]), float(m[4])
+    text = f"{before}{m[2]}{between}{m[4]}{after}"
+    # the shape's call with this point and text (`_replace` without its keyword machinery)
+    read = SubAction._make((*call[:2], x, y, *call[4:10], text, *call[11:]))
+    return CodeRead(call.kind, x, y, None, (read,))
+
+
+def code_memo_clear() -> None:
+    """Forget the shapes and code strings `read_code` has read (a cold start)."""
     _point_shape.cache_clear()
+    _read_remembered.cache_clear()
 
 
 _POINT_CALL = re.compile(

@@ -17,7 +17,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from deskscore.collectors.action_code import CodeRead, SubAction, point_shapes_clear, read_code
+from deskscore.collectors.action_code import (
+    CodeRead,
+    SubAction,
+    code_memo_clear,
+    read_code,
+    read_point,
+)
 from deskscore.collectors.json_text import json_writer
 from deskscore.schemas.validate import ColumnRows
 
@@ -324,8 +330,14 @@ def parse_action(action: object) -> dict:
     raises, for any JSON value.
 
     A string action's result is remembered (a run repeats its hotkeys, presses, scrolls and
-    words many times); each call gets a dict of its own, whose values are all immutable."""
+    words many times), but for a click at new coordinates, read from its shape (`read_point`)
+    and never remembered: one entry per step would push out what a run repeats. Each call
+    gets a dict of its own, whose values are all immutable."""
     if type(action) is str:
+        code = read_point(action)  # no special word is a pyautogui call: as _parse_string
+        if code is not None:
+            return _result(action, "code", code.kind, code.x, code.y, code.text,
+                           actions=code.actions)  # fmt: skip
         return dict(_parse_text(action))
     return parse_action_uncached(action)
 
@@ -339,8 +351,7 @@ def _parse_text(action: str) -> dict:
 def clear_action_memo() -> None:
     """Forget every remembered reading (`parse_action`'s and `read_code`'s): a cold start."""
     _parse_text.cache_clear()
-    read_code.cache_clear()
-    point_shapes_clear()
+    code_memo_clear()
 
 
 def parse_action_uncached(action: object, read: CodeReader = read_code) -> dict:

@@ -475,21 +475,21 @@ _FORMS = ["({x}, {y})", "(x={x}, y={y})", "(x={x}, {y})", "({x}, y={y})"]
 def test_a_call_read_from_its_shape_is_what_reading_it_whole_gives(head: str, form: str) -> None:
     """Every pyautogui function (and names it lacks) at any integers, among them 0, the
     numbers shapes are read at and six-digit ones: the shortcut reads what the parser reads."""
-    action_code.point_shapes_clear()
+    action_code.code_memo_clear()
     for func in _FUNCS:
         for x, y in [(795, 263), (0, 0), (123457, 234568), (234568, 123457), (999999, 1), (7, 7)]:
             code = f"{head}pyautogui.{func}{form.format(x=x, y=y)}"
-            assert action_code.read_code.__wrapped__(code) == read_code_uncached(code), code
+            assert action_code.read_code(code) == read_code_uncached(code), code
 
 
 def test_clicks_at_new_coordinates_are_read_without_parsing_them_again(monkeypatch) -> None:
-    action_code.point_shapes_clear()
+    action_code.code_memo_clear()
     for code in ("pyautogui.click(1, 2)", "pyautogui.scroll(1, 2)"):  # their shapes, once
-        action_code.read_code.__wrapped__(code)
+        action_code.read_code(code)
     parsed: list[str] = []
     whole = action_code.read_code_uncached
     monkeypatch.setattr(action_code, "read_code_uncached", lambda c: parsed.append(c) or whole(c))
-    read = action_code.read_code.__wrapped__
+    read = action_code.read_code
     assert read("pyautogui.click(640, 480)").x == 640.0
     assert read("pyautogui.scroll(3, 4)").actions[0].amount == 3.0  # no point: read whole
     assert read("pyautogui.click(-5, 480)").x == -5.0  # not the shape: read whole

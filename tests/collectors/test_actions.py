@@ -354,3 +354,39 @@ def test_real_claude_runs_parse_like_python_reads_them(sec_eval_dir):
             if fn in ("write", "typewrite", "press"):
                 assert got["text"] == args[0]
     assert seen > 0
+
+
+_point_calls = st.builds(
+    "{}pyautogui.{}({}{}, {}{})".format,
+    st.sampled_from(["", "import pyautogui\n", "import pyautogui; "]),
+    st.sampled_from(["click", "doubleClick", "moveTo", "dragTo", "scroll", "hotkey", "nope"]),
+    st.sampled_from(["", "x="]),
+    st.integers(0, 999_999),
+    st.sampled_from(["", "y="]),
+    st.integers(0, 999_999),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_point_calls | code_fragments)
+def test_a_string_action_reads_as_its_whole_reading_does(action):
+    """Clicks read from their shape and strings remembered give what reading the string
+    from scratch gives."""
+    from deskscore.collectors.action_code import read_code_uncached
+    from deskscore.collectors.actions import parse_action_uncached
+
+    assert parse_action(action) == parse_action_uncached(action, read_code_uncached)
+
+
+def test_clicks_at_new_coordinates_fill_no_memo():
+    """One entry per step would push out the actions a run repeats."""
+    from deskscore.collectors import action_code, actions
+
+    parse_action("pyautogui.click(1, 2)")  # its shape, once
+    before = (actions._parse_text.cache_info().currsize,
+              action_code._read_remembered.cache_info().currsize)  # fmt: skip
+    for i in range(50):
+        assert parse_action(f"pyautogui.click({i}, {i + 7})")["x"] == float(i)
+    after = (actions._parse_text.cache_info().currsize,
+             action_code._read_remembered.cache_info().currsize)  # fmt: skip
+    assert after == before
