@@ -3,10 +3,10 @@
     python benchmarks/journal.py [--sizes 1000 10000 100000] [--rounds 20]
 
 A job's stages read back what the same job wrote (a hash job's screenshot references, a
-job's small files as it packs them), through the job's journal. For each size K, writes a journal of K
-lines in two files (two processes: 10 tables per run, K/10 runs) on top of an empty committed
-generation, then `--rounds` times: appends one more run's 10 lines and reads one slot and one
-partition's slots back, timing
+job's small files as it packs them), through the job's journal. For each size K, writes a
+journal of K lines in two files (two processes: 10 tables per run, K/10 runs) on top of an
+empty committed generation, then `--rounds` times: appends one more run's 10 lines and reads
+one slot and one partition's slots back, timing
 
 - baseline: what a read did before, the whole journal parsed and applied to the committed
   manifest (`apply_ops(base, read_journal(...))`), then the table's slots scanned for the

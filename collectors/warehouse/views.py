@@ -7,8 +7,8 @@ Both used to be worked out again per read. A job's stages read back writes of th
 intervals read the costs just written for the run, until the cost stage handed them on):
 parsing the whole journal again at each of those reads cost about 10 ms per 1,000 journal
 lines, so a run took longer the more runs came before it in the job, and a job of N runs
-took time in N squared. Finding one
-partition's slots scanned every slot of the table, the same way.
+took time in N squared. Finding one partition's slots scanned every slot of the table, the
+same way.
 """
 
 from __future__ import annotations
