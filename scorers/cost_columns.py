@@ -16,7 +16,7 @@ the guards are computed in Python integers, which cannot wrap round as int64 doe
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -93,12 +93,13 @@ def price_run(
     module doc)."""
     import numpy as np
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     from deskscore.schemas import arrow_schema
 
     n = calls.num_rows
-    named = calls.column("model").to_pylist()
-    models = [m if m else run_model for m in named]
+    code, named = _model_codes(calls.column("model"))
+    models = [m if m else run_model for m in named]  # per distinct name, taken per call by code
     sources = ["call" if m else ("run" if run_model else "none") for m in named]
     matches = {m: table.match(m) for m in set(models)}
     used = [p for p, _ in matches.values() if p is not None]
@@ -119,15 +120,16 @@ def price_run(
     cached, _ = counts["cached_prompt_tokens"]
     written, _ = counts["cache_write_tokens"]
     reasoning, _ = counts["reasoning_tokens"]
-    in_completion = calls.column("reasoning_in_completion").to_pylist()
-    extra = np.array([v is False for v in in_completion], dtype=bool) & (reasoning != 0)
+    not_in = pc.invert(calls.column("reasoning_in_completion")).fill_null(False)  # v is False
+    extra = np.asarray(not_in.to_numpy(zero_copy_only=False), dtype=bool) & (reasoning != 0)
     uncached = prompt - cached - written
     output = completion + np.where(extra, reasoning, 0)
 
-    has_price = np.array([int_rates[m] is not None for m in models], dtype=bool)
+    has_price = np.array([int_rates[m] is not None for m in models], dtype=bool)[code]
     if any(r > _EXACT_FLOAT for rates in int_rates.values() if rates for r in rates):
         return None
-    rate = np.array([int_rates[m] or (0, 0, 0, 0) for m in models], dtype=np.int64).reshape(n, 4)
+    by_name = [int_rates[m] or (0, 0, 0, 0) for m in models]
+    rate = np.array(by_name, dtype=np.int64).reshape(len(models), 4)[code]
     tokens = (
         np.stack([uncached, cached, written, output], axis=1) if n else np.zeros((0, 4), np.int64)
     )
@@ -148,15 +150,20 @@ def price_run(
         return pa.array(values / denominator, type=pa.float64(), mask=~ok)
 
     prices = [matches[m] for m in models]
+    take = pa.array(code)
+
+    def per_call(values: list[str | None]) -> pa.Array:
+        return pa.array(values, type=pa.string()).take(take)
+
     schema = arrow_schema("llm_call_costs")
     kept = ("run_id", "benchmark", "domain", "task_id", "call_idx", "step_num", "stage")
     columns = {
         **{k: calls.column(k) for k in kept},
-        "model": pa.array(models, type=pa.string()),
-        "model_source": pa.array(sources, type=pa.string()),
-        "price_model": pa.array([p.model if p else None for p, _ in prices], type=pa.string()),
-        "price_match": pa.array([how for _, how in prices], type=pa.string()),
-        "price_read_on": pa.array([p.read_on if p else None for p, _ in prices], type=pa.string()),
+        "model": per_call(models),
+        "model_source": per_call(sources),
+        "price_model": per_call([p.model if p else None for p, _ in prices]),
+        "price_match": per_call([how for _, how in prices]),
+        "price_read_on": per_call([p.read_on if p else None for p, _ in prices]),
         "input_cost_usd": money(amounts[:, 0]),
         "cached_input_cost_usd": money(amounts[:, 1]),
         "cache_write_cost_usd": money(amounts[:, 2]),
@@ -167,9 +174,56 @@ def price_run(
     priced_calls = pa.Table.from_arrays(
         [columns[f].cast(schema.field(f).type) for f in schema.names], schema=schema
     )
-    unpriced_models = sorted({str(models[i] or "(no model named)") for i in np.flatnonzero(~ok)})
+    unpriced_models = sorted({str(models[i] or "(no model named)") for i in np.unique(code[~ok])})
     rows, exact, priced = _episodes(counts, calls, episodes, ok, totals, places)
     return PricedRun(priced_calls, rows, exact, priced, unpriced_models)
+
+
+def _model_codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[str | None]]:
+    """(each call's index into the names, the distinct model names with None last): a run's
+    tens of thousands of calls name a few models, each priced and labelled once."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):  # one dictionary for every call
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    encoded = pc.dictionary_encode(column)
+    names: list[str | None] = [*encoded.dictionary.to_pylist(), None]
+    code = encoded.indices.fill_null(len(names) - 1).to_numpy(zero_copy_only=False)
+    return np.asarray(code, dtype=np.intp), names
+
+
+def _blocks(calls: pa.Table) -> Iterator[tuple[tuple[Any, Any], int, int]]:
+    """((domain, task_id), first row, end row) of each run of consecutive calls with the same
+    episode key, in order, as `itertools.groupby` groups the keys; only a block's first key
+    becomes a Python value."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    columns = [calls.column("domain"), calls.column("task_id")]
+    n = calls.num_rows
+    if any(c.null_count for c in columns):  # None equals None in groupby, null is not null here
+        keys = list(zip(*(c.to_pylist() for c in columns), strict=True))
+        at = 0
+        for key, group in itertools.groupby(keys):
+            size = sum(1 for _ in group)
+            yield key, at, at + size
+            at += size
+        return
+    if not n:
+        return
+    changed = np.zeros(n, dtype=bool)
+    changed[0] = True
+    for c in columns:
+        if n > 1:
+            differs = pc.not_equal(c.slice(1), c.slice(0, n - 1))
+            changed[1:] |= np.asarray(differs.to_numpy(zero_copy_only=False), dtype=bool)
+    starts = np.flatnonzero(changed)
+    firsts = [c.take(pa.array(starts)).to_pylist() for c in columns]
+    ends = [*starts[1:].tolist(), n]
+    yield from zip(zip(*firsts, strict=True), starts.tolist(), ends, strict=True)
 
 
 def _count_bound(counts: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> int:
@@ -194,14 +248,9 @@ def _episodes(
 
     from deskscore.scorers.cost import _EPISODE, _seconds
 
-    keys = list(zip(calls.column("domain").to_pylist(), calls.column("task_id").to_pylist(),
-                    strict=True))  # fmt: skip
     spans: dict[tuple[str, str], tuple[int, int]] = {}
-    at = 0
-    for key, group in itertools.groupby(keys):
-        size = sum(1 for _ in group)
-        spans.setdefault(key, (at, at + size))
-        at += size
+    for key, at, end in _blocks(calls):
+        spans.setdefault(key, (at, end))
     bounds = [spans.get((ep["domain"], ep["task_id"]), (0, 0)) for ep in episodes]
     lo = np.array([b[0] for b in bounds], dtype=np.intp)
     hi = np.array([b[1] for b in bounds], dtype=np.intp)

@@ -99,6 +99,35 @@ def test_columns_give_the_rows_figures_exactly(seed: int, run_model: str | None)
     assert columns.unpriced_models == unpriced_models(rows)
 
 
+def _chunked(table: pa.Table, pieces: int) -> pa.Table:
+    """The table in `pieces` chunks, as a run's calls read from a pack can come."""
+    step = max(1, -(-table.num_rows // pieces))
+    slices = [table.slice(at, step) for at in range(0, table.num_rows, step)]
+    return pa.concat_tables(slices) if slices else table
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_calls_in_chunks_or_with_null_keys_give_the_rows_figures(seed: int) -> None:
+    """Models are priced per distinct name and episodes found by key changes, over columns of
+    any chunking; calls without a task id are grouped as the rows group them."""
+    rng = random.Random(seed)
+    calls = _calls(rng, 25)
+    if seed % 2:
+        for c in calls[-3:]:
+            c["task_id"] = None
+    episodes = _episodes([c for c in calls if c["task_id"] is not None], rng)
+    table = _odd_prices()
+    rows = price_calls(calls, table, "openai/gpt-5.4")
+    per_episode = episode_costs(episodes, calls, rows)
+    columns = price_run(_chunked(_table(calls), 4), episodes, table, "openai/gpt-5.4")
+    assert columns is not None
+    if not seed % 2:  # the schema requires a task id: only the sums are compared without one
+        assert columns.calls.equals(conform_rows("llm_call_costs", rows.rows))
+    assert columns.episodes == per_episode.rows
+    assert columns.exact == per_episode.exact
+    assert columns.unpriced_models == unpriced_models(rows)
+
+
 def test_rates_with_too_many_places_leave_pricing_to_the_rows() -> None:
     table = load_prices()
     tiny = Price("my-local-7b", D("0.0000000001"), None, None, D("1"), "2025-01-01", "t")
