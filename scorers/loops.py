@@ -61,6 +61,7 @@ have them. Heavy modules are imported inside the functions: importing this modul
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -177,25 +178,38 @@ the place anyway).
 _BOILERPLATE_HINT = r'import|from|time\.sleep|"|interval'
 """A text without any of these holds no boilerplate: it is only trimmed, never searched."""
 
+_S = r"[\t\n\x0b\x0c\r \x1c-\x1f]"  # Python's \s in ASCII text (RE2's lacks \v, \x1c-\x1f)
+ACTION_BOILERPLATE_ASCII = (
+    rf"(?:^|[;\n]){_S}*(?:(?:import|from){_S}[^;\n]*|time\.sleep\([^)]*\))"
+    rf'|"[0-9A-Za-z_]+"{_S}*:'
+    rf"|,{_S}*interval{_S}*={_S}*[0-9.]+"
+)
+"""ACTION_BOILERPLATE for Arrow's RE2, on ASCII texts: the classes spelled out as Python's
+engine reads them there, so both find the same matches (a text with any other character
+goes through Python's engine)."""
+
 
 def action_core(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
     """The action texts as compared: without ACTION_BOILERPLATE, separators trimmed (nulls
-    stay null). Only the texts that can hold boilerplate go through Python's regex engine."""
-    import re
-
+    stay null). Only the texts that can hold boilerplate are searched: in Arrow (RE2) when
+    they are ASCII, as nearly all actions are, otherwise by Python's regex engine."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     texts = _flat(texts).cast(pa.large_string())
-    hint = pc.match_substring_regex(texts, _BOILERPLATE_HINT).fill_null(False)
-    rows = np.flatnonzero(hint.to_numpy(zero_copy_only=False))
-    if len(rows):
-        pattern = re.compile(ACTION_BOILERPLATE)
-        cleaned = [pattern.sub("", t) for t in texts.take(rows).to_pylist()]
-        mask = np.zeros(len(texts), dtype=bool)
-        mask[rows] = True
-        texts = pc.replace_with_mask(texts, pa.array(mask), pa.array(cleaned, pa.large_string()))
+    hint = _bools(pc.match_substring_regex(texts, _BOILERPLATE_HINT))
+    if hint.any():
+        ascii_ = _bools(pc.string_is_ascii(texts))
+        cleaned = pc.replace_substring_regex(texts, ACTION_BOILERPLATE_ASCII, "")
+        texts = pc.if_else(pa.array(hint & ascii_), cleaned, texts)
+        rows = np.flatnonzero(hint & ~ascii_)
+        if len(rows):
+            pattern = re.compile(ACTION_BOILERPLATE)
+            other = [pattern.sub("", t) for t in texts.take(rows).to_pylist()]
+            mask = np.zeros(len(texts), dtype=bool)
+            mask[rows] = True
+            texts = pc.replace_with_mask(texts, pa.array(mask), pa.array(other, pa.large_string()))
     return pc.utf8_trim(texts, characters=" ;\n\t")
 
 

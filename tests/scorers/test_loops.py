@@ -16,6 +16,7 @@ from rapidfuzz import fuzz
 
 from deskscore.schemas import TABLES, conform_rows
 from deskscore.scorers.loops import (
+    ACTION_BOILERPLATE,
     DETECTOR_VERSION,
     SIGNALS,
     LoopParams,
@@ -370,6 +371,25 @@ def test_boilerplate_does_not_make_unrelated_clicks_alike() -> None:
     jittered = "import pyautogui; pyautogui.click(1868, 689)"
     flags = pair_flags(act("click", a, None), act("click", jittered, None))
     assert flags["action"]
+
+
+_PIECES = ["import", "from", " ", "\t", "\n", "\x0b", "\x0c", "\r", "\x1c", "\x1f", ";",
+           "time.sleep(", ")", '"', "key", ":", ",", "interval", "=", "0.5", ".", "pyautogui",
+           ".click(", "12", "x_1", "é", "\u00a0", "\u2003", "٣", "ß"]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_PIECES), max_size=14).map("".join), max_size=12))
+def test_action_core_strips_what_pythons_regex_engine_strips(texts: list[str]) -> None:
+    """ASCII texts are cleaned by Arrow's RE2, the others by Python's engine: every text comes
+    out as ACTION_BOILERPLATE read by Python's engine leaves it (the vertical tab and the
+    separators 0x1c-0x1f, which RE2 does not count as whitespace, and non-ASCII letters, digits
+    and spaces included)."""
+    import re
+
+    pattern = re.compile(ACTION_BOILERPLATE)
+    expected = [pattern.sub("", t).strip(" ;\n\t") for t in texts]
+    assert action_core(pa.array([*texts, None], pa.string())).to_pylist() == [*expected, None]
 
 
 def test_spans_conform_to_the_loop_spans_table() -> None:
