@@ -11,6 +11,7 @@ design, so it is not a source of sampling noise. Seeds make every figure reprodu
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -30,12 +31,14 @@ def resample_weights(
     n_resamples: int,
     seed: int | np.random.Generator = DEFAULT_SEED,
     strata: Sequence[Hashable] | None = None,
+    dtype: Any = np.float64,
 ) -> np.ndarray:
     """(n_resamples x n_units) counts: row b says how often resample b drew each unit.
 
     Without `strata` every row sums to n_units; with them (one label per unit) each stratum's
-    columns sum to its size, so the strata keep their shares."""
-    return next(weight_blocks(n_units, n_resamples, seed, strata, block_cells=None))
+    columns sum to its size, so the strata keep their shares. `dtype`: the counts' type (an
+    integer type must hold n_units)."""
+    return next(weight_blocks(n_units, n_resamples, seed, strata, block_cells=None, dtype=dtype))
 
 
 def weight_blocks(
@@ -45,6 +48,7 @@ def weight_blocks(
     strata: Sequence[Hashable] | None = None,
     *,
     block_cells: int | None = BLOCK_CELLS,
+    dtype: Any = np.float64,
 ) -> Iterator[np.ndarray]:
     """The rows of `resample_weights`, the same counts, a block of rows at a time: about
     `block_cells` cells each (None: all rows in one block), so a set of any size is
@@ -56,7 +60,7 @@ def weight_blocks(
     stream, found by drawing the strata before it once and discarding them."""
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     if n_units == 0 or n_resamples == 0:
-        yield np.zeros((n_resamples, n_units), dtype=np.float64)
+        yield np.zeros((n_resamples, n_units), dtype=dtype)
         return
     groups = _groups(n_units, strata)
     rows = n_resamples
@@ -69,7 +73,7 @@ def weight_blocks(
         starts = _stratum_starts(rng, groups, n_resamples, rows)
     for first in range(0, n_resamples, rows):
         block = min(rows, n_resamples - first)
-        weights = np.zeros((block, n_units), dtype=np.float64)
+        weights = None if len(groups) == 1 else np.zeros((block, n_units), dtype=dtype)
         for gen, idx in zip(starts, groups, strict=True):
             size = len(idx)
             # multinomial(size, 1/size) counts per row, as flat (row, unit) cells counted at
@@ -77,7 +81,11 @@ def weight_blocks(
             cells = (
                 np.arange(block)[:, None] * size + gen.integers(0, size, (block, size))
             ).ravel()
-            weights[:, idx] = np.bincount(cells, minlength=block * size).reshape(block, size)
+            counts = np.bincount(cells, minlength=block * size).reshape(block, size)
+            if weights is None:  # one stratum: its units are all the units, in order
+                weights = counts.astype(dtype, copy=False)
+            else:
+                weights[:, idx] = counts
         yield weights
 
 

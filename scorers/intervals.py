@@ -99,11 +99,11 @@ def _sums(
 
 
 def _seeded_draws(
-    n: int, strata: Sequence[str], n_resamples: int, seed: int
+    n: int, strata: Sequence[str], n_resamples: int, seed: int, dtype: Any = np.float64
 ) -> dict[str, np.ndarray]:
     return {
-        BOOTSTRAP: resample_weights(n, n_resamples, seed),
-        BOOTSTRAP_DOMAIN: resample_weights(n, n_resamples, seed, strata),
+        BOOTSTRAP: resample_weights(n, n_resamples, seed, dtype=dtype),
+        BOOTSTRAP_DOMAIN: resample_weights(n, n_resamples, seed, strata, dtype=dtype),
     }
 
 
@@ -120,8 +120,8 @@ def _kept_counts(
     n <= _KEPT_CELLS times): three entries hold at most 12 MB, and 4.4 MB at 1,000 resamples
     of 369 tasks, where float64 would hold 18 MB, in every worker."""
     kept = {}
-    for method, weights in _seeded_draws(n, strata, n_resamples, seed).items():
-        counts = weights.astype(np.uint32 if n >= 2**16 else np.uint16)
+    dtype = np.uint32 if n >= 2**16 else np.uint16
+    for method, counts in _seeded_draws(n, strata, n_resamples, seed, dtype).items():
         counts.setflags(write=False)
         kept[method] = counts
     return kept

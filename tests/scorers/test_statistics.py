@@ -78,6 +78,18 @@ def test_resample_weights_are_reproducible_and_keep_each_stratum_size() -> None:
     assert plain.mean() == pytest.approx(1.0, abs=0.05)
 
 
+@pytest.mark.parametrize("strata", [None, ["a"] * 22, ["a"] * 7 + ["b"] * 3 + ["c"] * 12])
+def test_resample_counts_of_an_integer_type_are_the_same_draws(strata: list[str] | None) -> None:
+    """Drawn straight into 16-bit counts (the kept draws of intervals), a set resamples as it
+    does in float64; one stratum over every unit resamples as no strata do."""
+    w = resample_weights(22, 300, 5, strata)
+    counts = resample_weights(22, 300, 5, strata, dtype=np.uint16)
+    assert counts.dtype == np.uint16 and np.array_equal(counts, w)
+    assert np.array_equal(w, resample_weights(22, 300, 5)) == (
+        strata is None or len(set(strata)) == 1
+    )
+
+
 def test_ratio_of_unit_weights_is_the_plain_figure_and_empty_is_nan() -> None:
     num, den = np.array([1.0, 0.0, 3.0]), np.array([1.0, 0.0, 1.0])
     assert ratio(np.ones((1, 3)), num, den)[0] == pytest.approx(2.0)
