@@ -384,6 +384,7 @@ def test_an_empty_or_large_table_keeps_its_own_file_when_writes_are_packed(
     wh = Warehouse(tmp_path, "job-1", pack_writes=True)
     empty = wh.write("quarantine", [], {"benchmark": "b", "run_id": "empty"})
     monkeypatch.setattr(store, "DIRECT_PACK_BYTES", 1)
+    monkeypatch.setattr(store, "SMALL_FILE_BYTES", 1)  # large in Arrow and as a file
     large = wh.write("quarantine", [_q(1)], {"benchmark": "b", "run_id": "large"})
     assert empty is not None and "_packs" not in empty.parts
     assert large is not None and "_packs" not in large.parts
@@ -394,6 +395,30 @@ def test_an_empty_or_large_table_keeps_its_own_file_when_writes_are_packed(
     ]
 
 
+def test_a_table_large_in_arrow_whose_file_is_small_goes_into_the_pack(
+    tmp_path, monkeypatch
+) -> None:
+    """Over DIRECT_PACK_BYTES of Arrow (a run's model calls: their usage texts compress
+    tenfold), a run's table is written as a file first; under SMALL_FILE_BYTES, the size
+    `compact` would fold at the end of the job, its rows go into the open pack instead, and
+    nothing of the file is left."""
+    from deskscore.collectors.warehouse import store
+
+    monkeypatch.setattr(store, "DIRECT_PACK_BYTES", 1)
+    wh, job = _packing_job(tmp_path, range(4))
+    assert not list(tmp_path.glob("quarantine/**/*.parquet"))
+    assert len(list((manifest_dir(tmp_path) / "tmp").glob("*.tmp"))) == 1  # the open pack
+    wh.close()
+    assert not list((manifest_dir(tmp_path) / "tmp").glob("*.tmp"))
+    store.commit(tmp_path, read_journal(tmp_path, job), job=job)
+    packed = Warehouse(tmp_path)
+    assert _runs_per_pack(packed) == [4]
+    loose = Warehouse(tmp_path / "loose")
+    _add_runs(loose, range(4))
+    assert packed.read("quarantine").equals(loose.read("quarantine"))
+    assert packed.compact() == []  # nothing left for compaction to fold
+
+
 def test_a_slot_removed_or_rewritten_after_it_was_packed_keeps_the_later_operation(
     tmp_path, monkeypatch
 ) -> None:
@@ -402,6 +427,7 @@ def test_a_slot_removed_or_rewritten_after_it_was_packed_keeps_the_later_operati
     wh, job = _packing_job(tmp_path, range(3))
     wh.remove("quarantine", {"benchmark": "b", "run_id": "r01"})  # packs close first
     monkeypatch.setattr(store, "DIRECT_PACK_BYTES", 1)  # r02 again, into its own file
+    monkeypatch.setattr(store, "SMALL_FILE_BYTES", 1)
     wh.write("quarantine", [{**_q(7), "run_id": "r02"}], {"benchmark": "b", "run_id": "r02"})
     wh.close()
     store.commit(tmp_path, read_journal(tmp_path, job), job=job)
