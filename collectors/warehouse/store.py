@@ -418,6 +418,28 @@ class Warehouse:
 
         A column that a file predates (written under an older schema version) reads as nulls.
         """
+        return self._read_slots(name, self._slots(name, partition), columns, file)
+
+    def read_partitions(
+        self,
+        name: str,
+        partitions: Iterable[Mapping[str, str]],
+        columns: Sequence[str] | None = None,
+        file: str | None = None,
+    ) -> pa.Table:
+        """`read` of several partitions as one table (rows in file and row group order): a
+        file (a pack holds up to PACK_MAX_RUNS runs) is opened once for the row groups of all
+        of them, where reading partition by partition opened and parsed its footer per run."""
+        slots = {k: e for partition in partitions for k, e in self._slots(name, partition)}
+        return self._read_slots(name, sorted(slots.items()), columns, file)
+
+    def _read_slots(
+        self,
+        name: str,
+        slots: list[tuple[str, Entry]],
+        columns: Sequence[str] | None,
+        file: str | None,
+    ) -> pa.Table:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -426,7 +448,6 @@ class Warehouse:
         schema = arrow_schema(name)
         if columns is not None:
             schema = pa.schema([schema.field(c) for c in columns], metadata=schema.metadata)
-        slots = self._slots(name, partition)
         if file is not None:
             slots = [(k, e) for k, e in slots if split_slot(k)[1] == _segment(file)]
         by_file: dict[str, list[int] | None] = {}

@@ -238,21 +238,21 @@ def _figures(wh: Warehouse, keys: list[RunKey], options: ScoreOptions) -> dict[s
          "verdicts_recomputed", "verdicts_disagree"),
         0,
     )  # fmt: skip
-    for key in keys:
-        part = key.partition
-        out["episodes_scored"] += wh.read(
-            "episode_scores", part, columns=["run_id"], file=options.config.file
-        ).num_rows
-        for v in wh.read("verdicts", part, columns=["source", "agrees_with_archived"]).to_pylist():
-            if v["source"] == ARCHIVED:
-                out["verdicts_archived"] += 1
-            elif v["source"] == RECOMPUTED:
-                out["verdicts_recomputed"] += 1
-                out["verdicts_disagree"] += v["agrees_with_archived"] is False
-        if options.costs:
-            costs = wh.read("llm_call_costs", part, columns=["cost_usd"]).column(0)
-            out["calls_unpriced"] += costs.null_count
-            out["calls_priced"] += len(costs) - costs.null_count
+    parts = [key.partition for key in keys]
+    out["episodes_scored"] = wh.read_partitions(
+        "episode_scores", parts, columns=["run_id"], file=options.config.file
+    ).num_rows
+    verdicts = wh.read_partitions("verdicts", parts, columns=["source", "agrees_with_archived"])
+    for source, agrees in zip(*verdicts.to_pydict().values(), strict=True):
+        if source == ARCHIVED:
+            out["verdicts_archived"] += 1
+        elif source == RECOMPUTED:
+            out["verdicts_recomputed"] += 1
+            out["verdicts_disagree"] += agrees is False
+    if options.costs:
+        costs = wh.read_partitions("llm_call_costs", parts, columns=["cost_usd"]).column(0)
+        out["calls_unpriced"] = costs.null_count
+        out["calls_priced"] = len(costs) - costs.null_count
     return out
 
 

@@ -40,14 +40,20 @@ def config_rows(
     name: str,
     columns: list[str],
     config: ScoreConfig,
-    partition: dict[str, str] | None = None,
+    partitions: Sequence[dict[str, str]] | None = None,
 ) -> list[dict]:
-    """Rows of a score table under `config`: its file in every run's partition (or in
-    `partition`'s), not those of the other configurations scored."""
+    """Rows of a score table under `config`: its file in every run's partition (or in those
+    of `partitions`, each run's rows together and in order), not those of the other
+    configurations scored."""
     import pyarrow.compute as pc
 
     keys = ["human_version", "max_steps_scoring", "compat"]
-    data = wh.read(name, partition, columns=[*columns, *keys], file=config.file)
+    wanted = [*columns, *keys]
+    data = (
+        wh.read(name, columns=wanted, file=config.file)
+        if partitions is None
+        else wh.read_partitions(name, partitions, columns=wanted, file=config.file)
+    )
     human, budget, compat = config.key()
     mask = pc.and_(
         pc.and_(

@@ -91,13 +91,16 @@ class TrialScores:
                 redo.add(key)
         outcomes: dict[str, list[tuple[str, str, float | None, bool | None]]] = {}
         columns = ["run_id", "domain", "task_id", "reward", "success"]
-        for benchmark, group in sorted(redo):
-            for run_id, _ in groups[(benchmark, group)]:
-                part = {"benchmark": benchmark, "run_id": run_id}
-                for e in config_rows(wh, "episode_scores", columns, self.config, part):
-                    outcomes.setdefault(e["run_id"], []).append(
-                        (e["domain"], e["task_id"], e["reward"], e["success"])
-                    )
+        parts = [
+            {"benchmark": benchmark, "run_id": run_id}
+            for benchmark, group in sorted(redo)
+            for run_id, _ in groups[(benchmark, group)]
+        ]
+        if parts:
+            for e in config_rows(wh, "episode_scores", columns, self.config, parts):
+                outcomes.setdefault(e["run_id"], []).append(
+                    (e["domain"], e["task_id"], e["reward"], e["success"])
+                )
         config = {
             "human_version": self.config.human_version,
             "max_steps_scoring": self.config.max_steps_scoring,

@@ -419,6 +419,30 @@ def test_a_table_large_in_arrow_whose_file_is_small_goes_into_the_pack(
     assert packed.compact() == []  # nothing left for compaction to fold
 
 
+def test_several_partitions_read_as_one_hold_the_rows_of_each(tmp_path, monkeypatch) -> None:
+    """Packed runs and runs in files of their own, a slot name chosen, and a partition that
+    holds nothing: read together, they are exactly the rows read one partition at a time."""
+    from deskscore.collectors.warehouse import store
+
+    wh, job = _packing_job(tmp_path, range(5))
+    monkeypatch.setattr(store, "DIRECT_PACK_BYTES", 1)
+    monkeypatch.setattr(store, "SMALL_FILE_BYTES", 1)
+    for i in (5, 6):  # files of their own, and a second slot name
+        part = {"benchmark": "b", "run_id": f"r{i:02d}"}
+        wh.write("quarantine", [{**_q(i), "run_id": f"r{i:02d}"}], part)
+        wh.write("quarantine", [{**_q(10 + i), "run_id": f"r{i:02d}"}], part, file="other")
+    wh.close()
+    store.commit(tmp_path, read_journal(tmp_path, job), job=job)
+    packed = Warehouse(tmp_path)
+    parts = [{"benchmark": "b", "run_id": f"r{i:02d}"} for i in (6, 0, 3, 5, 9)]
+    for file in (None, "data", "other"):
+        one_by_one = [r for p in parts for r in packed.read("quarantine", p, file=file).to_pylist()]
+        together = packed.read_partitions("quarantine", parts, file=file).to_pylist()
+        assert sorted(map(repr, together)) == sorted(map(repr, one_by_one))
+        assert len(together) == {None: 6, "data": 4, "other": 2}[file]  # r09 holds none
+    assert packed.read_partitions("quarantine", []).num_rows == 0
+
+
 def test_a_slot_removed_or_rewritten_after_it_was_packed_keeps_the_later_operation(
     tmp_path, monkeypatch
 ) -> None:
