@@ -32,7 +32,7 @@ from deskscore.collectors.files import (
     storable,
 )
 from deskscore.collectors.lfs import LFS_POINTER, LFS_TODO, is_lfs_pointer, lfs_pointer
-from deskscore.collectors.zip_index import Indexed, Listed, open_indexed
+from deskscore.collectors.zip_index import Indexed, Listed, open_indexed, read_whole
 from deskscore.collectors.zip_repair import open_tolerant
 
 _ZIP_HINT = "check it with `unzip -t`, re-download or re-create it, and ingest again"
@@ -467,6 +467,10 @@ class ZipSource(Source):
         encryption, unknown compression, a size that lied) raises SourceError."""
         info = self._info(path)
         self._refuse_bomb(path, info)
+        if self._indexed_zip is not None and isinstance(info, zipfile.ZipInfo):
+            data = read_whole(self._fileobj, info)
+            if data is not None:
+                return io.BytesIO(data)
         try:
             # an image is not in zip_index's view: read from the whole archive
             whole = isinstance(info, Listed)

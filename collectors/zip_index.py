@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import struct
 import zipfile
+import zlib
 from typing import BinaryIO, NamedTuple
 
 from deskscore.collectors.zip_repair import FileView
@@ -202,4 +203,75 @@ def open_indexed(fileobj: BinaryIO) -> Indexed | None:
     return Indexed(names, attrs, file_sizes, compress_sizes, view, infos_at)
 
 
-__all__ = ["IMAGE_SUFFIXES", "Indexed", "Listed", "SplicedFile", "open_indexed"]
+ONE_PIECE_BYTES = 8 << 20
+"""Members of at most this size are read in one piece (`read_whole`); larger ones stream."""
+_LOCAL = struct.Struct("<4s2B4HL2L2H")  # zipfile's structFileHeader
+_LOCAL_SIGNATURE = b"PK\x03\x04"
+_NOT_PLAIN = 0x1 | 0x20 | 0x40  # encrypted, compressed patched data, strong encryption
+
+
+def read_whole(fileobj: BinaryIO, info: zipfile.ZipInfo) -> bytes | None:
+    """The bytes of a member of `open_indexed`'s view, read in one piece: its local header and
+    data with two `os.pread`s (no seek of the shared file), inflated at once, its size and
+    CRC-32 checked. A trajectory's member cost `zipfile` four seeks and reads through the
+    spliced view and a stream object, about 40 us, for 3 KB.
+
+    None when the member is not plain, or anything `zipfile` would check fails: encrypted or
+    patched data, a compression other than stored or deflate, a local header whose signature
+    or name differs from the directory, data cut short or overlapping the next member (the
+    check of Python 3.12 on), a stream that does not end, or does not inflate to the listed
+    size and CRC. The caller then opens it with `zipfile`, which reads it as before and says
+    what is wrong."""
+    if (
+        info.flag_bits & _NOT_PLAIN
+        or info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+        or info.file_size > ONE_PIECE_BYTES
+        or info.compress_size > ONE_PIECE_BYTES
+        or not hasattr(os, "pread")
+    ):
+        return None
+    fd = fileobj.fileno()
+    head = os.pread(fd, _LOCAL.size, info.header_offset)
+    if len(head) != _LOCAL.size:
+        return None
+    fields = _LOCAL.unpack(head)
+    n_name, n_extra = fields[-2], fields[-1]
+    start = info.header_offset + _LOCAL.size
+    size = n_name + n_extra + info.compress_size
+    end = getattr(info, "_end_offset", None)
+    if fields[0] != _LOCAL_SIGNATURE or (end is not None and start + size > end):
+        return None
+    body = os.pread(fd, size, start)
+    if len(body) != size:
+        return None
+    try:
+        name = body[:n_name].decode("utf-8" if info.flag_bits & _UTF8_FLAG else "cp437")
+    except UnicodeDecodeError:
+        return None
+    if name != info.orig_filename:
+        return None
+    data = body[n_name + n_extra :]
+    if info.compress_type == zipfile.ZIP_STORED:
+        out = data if info.compress_size == info.file_size else b""
+    else:
+        inflate = zlib.decompressobj(-15)
+        try:
+            out = inflate.decompress(data, info.file_size + 1)
+        except zlib.error:
+            return None
+        if not inflate.eof or inflate.unconsumed_tail or inflate.unused_data:
+            return None
+    if len(out) != info.file_size or zlib.crc32(out) != info.CRC:
+        return None
+    return out
+
+
+__all__ = [
+    "IMAGE_SUFFIXES",
+    "ONE_PIECE_BYTES",
+    "Indexed",
+    "Listed",
+    "SplicedFile",
+    "open_indexed",
+    "read_whole",
+]

@@ -13,9 +13,17 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from deskscore.collectors import zip_index
 from deskscore.collectors.source import SourceError, ZipSource
-from deskscore.collectors.zip_index import IMAGE_SUFFIXES, SplicedFile, open_indexed
+from deskscore.collectors.zip_index import (
+    IMAGE_SUFFIXES,
+    SplicedFile,
+    open_indexed,
+    read_whole,
+)
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
 
@@ -147,6 +155,72 @@ NOT_PLAIN = {
 }
 
 
+TRAJ = b"".join(
+    b'{"step_num": %d, "response": "click the %d-th button"}\n' % (i, i) for i in range(80)
+)
+MEMBERS = [
+    ("run/t1/traj.jsonl", TRAJ),
+    ("run/t1/result.txt", b"1.0\n"),
+    ("run/t2/traj.jsonl", TRAJ[::-1]),
+]
+
+
+def _entry(data: bytearray, name: str) -> int:
+    """Where the directory entry of member `name` starts."""
+    return data.rfind(b"PK\x01\x02", 0, data.rfind(name.encode()))
+
+
+def _member_damage(how: str) -> bytearray:
+    data = _zip(MEMBERS)
+    name = "run/t1/traj.jsonl"
+    head, entry = data.find(b"PK\x03\x04"), _entry(data, name)
+    (n_name, n_extra) = struct.unpack_from("<HH", data, head + 26)
+    body = head + 30 + n_name + n_extra
+    if how == "a byte of the data flipped":
+        data[body + 40] ^= 0x55
+    elif how == "a wrong CRC-32 in the directory":
+        struct.pack_into("<L", data, entry + 16, 0x12345678)
+    elif how == "a listed size larger than the data inflates to":
+        (size,) = struct.unpack_from("<L", data, entry + 24)
+        struct.pack_into("<L", data, entry + 24, size + 7)
+    elif how == "a listed compressed size running into the next member":
+        (size,) = struct.unpack_from("<L", data, entry + 20)
+        struct.pack_into("<L", data, entry + 20, size + 30)
+    elif how == "a local header with a broken signature":
+        data[head + 3] = 0x05
+    elif how == "a local header naming another file":
+        data[head + 30] = ord("R")
+    elif how == "the encrypted flag set":
+        for at in (head + 6, entry + 8):
+            data[at] |= 0x1
+    elif how == "two members at one local header":
+        (offset,) = struct.unpack_from("<L", data, entry + 42)
+        struct.pack_into("<L", data, _entry(data, "run/t1/result.txt") + 42, offset)
+    return data
+
+
+def _other_compression(kind: int) -> bytearray:
+    return _zip(MEMBERS, compress_type=kind)
+
+
+MEMBER_DAMAGE = {
+    how: (lambda how=how: _member_damage(how))
+    for how in (
+        "a byte of the data flipped",
+        "a wrong CRC-32 in the directory",
+        "a listed size larger than the data inflates to",
+        "a listed compressed size running into the next member",
+        "a local header with a broken signature",
+        "a local header naming another file",
+        "the encrypted flag set",
+        "two members at one local header",
+    )
+} | {
+    "bzip2 members": lambda: _other_compression(zipfile.ZIP_BZIP2),
+    "lzma members": lambda: _other_compression(zipfile.ZIP_LZMA),
+}
+
+
 def _read_all(source: ZipSource) -> dict[str, object]:
     out: dict[str, object] = {}
     for name in source.files():
@@ -171,9 +245,9 @@ def _both(tmp_path: Path, data: bytearray) -> tuple[ZipSource | str, ZipSource |
     return sides[0], sides[1]
 
 
-@pytest.mark.parametrize("shape", [*PLAIN, *NOT_PLAIN])
+@pytest.mark.parametrize("shape", [*PLAIN, *NOT_PLAIN, *MEMBER_DAMAGE])
 def test_an_archive_lists_and_reads_the_same_by_either_way(tmp_path: Path, shape: str) -> None:
-    data = {**PLAIN, **NOT_PLAIN}[shape]()
+    data = {**PLAIN, **NOT_PLAIN, **MEMBER_DAMAGE}[shape]()
     indexed, whole = _both(tmp_path, data)
     if isinstance(indexed, str) or isinstance(whole, str):
         assert indexed == whole
@@ -204,6 +278,71 @@ def test_a_plain_archive_is_indexed_with_only_its_other_members_in_zipfiles_view
 @pytest.mark.parametrize("shape", [s for s in NOT_PLAIN if s != "a directory cut short"])
 def test_an_archive_that_is_not_plain_is_left_to_zipfile(shape: str) -> None:
     assert open_indexed(io.BytesIO(bytes(NOT_PLAIN[shape]()))) is None
+
+
+@pytest.mark.parametrize("shape", PLAIN)
+def test_every_plain_member_is_read_in_one_piece_as_zipfile_reads_it(
+    tmp_path: Path, shape: str
+) -> None:
+    """The one-piece read is taken (not left to zipfile) for each member of the view of a
+    plain archive, and gives zipfile's bytes."""
+    path = tmp_path / "run.zip"
+    path.write_bytes(bytes(PLAIN[shape]()))
+    with open(path, "rb") as fh:
+        indexed = open_indexed(fh)
+        assert indexed is not None
+        for info in indexed.infos.values():
+            assert read_whole(fh, info) == indexed.zip.read(info), info.filename
+
+
+@pytest.mark.parametrize("shape", MEMBER_DAMAGE)
+def test_a_damaged_or_unusual_member_is_left_to_zipfile(tmp_path: Path, shape: str) -> None:
+    path = tmp_path / "run.zip"
+    path.write_bytes(bytes(MEMBER_DAMAGE[shape]()))
+    with open(path, "rb") as fh:
+        indexed = open_indexed(fh)
+        assert indexed is not None
+        name = "run/t1/result.txt" if shape == "two members at one local header" else None
+        damaged = [i for i in indexed.infos.values() if i.filename == (name or MEMBERS[0][0])]
+        assert [read_whole(fh, info) for info in damaged] == [None]
+
+
+def test_a_member_over_the_one_piece_size_streams(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(zip_index, "ONE_PIECE_BYTES", len(TRAJ) - 1)
+    path = tmp_path / "run.zip"
+    path.write_bytes(bytes(_zip(MEMBERS)))
+    with open(path, "rb") as fh:
+        indexed = open_indexed(fh)
+        assert indexed is not None
+        sizes = {i.filename: read_whole(fh, i) is None for i in indexed.infos.values()}
+    assert sizes == {
+        "run/t1/traj.jsonl": True,
+        "run/t1/result.txt": False,
+        "run/t2/traj.jsonl": True,
+    }
+    source = ZipSource(str(path))
+    assert source.read_bytes("run/t1/traj.jsonl") == TRAJ
+    source.close()
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.data())
+def test_any_damage_to_members_reads_the_same_as_zipfile_alone(tmp_path: Path, data) -> None:
+    """Bytes anywhere before the directory (local headers and data) overwritten at random:
+    each member reads as the same bytes, or fails with the same message, with the one-piece
+    read as with zipfile alone."""
+    archive = _zip(MEMBERS)
+    (directory,) = struct.unpack_from("<L", archive, archive.rfind(b"PK\x05\x06") + 16)
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, directory - 1))
+        archive[at] = data.draw(st.integers(0, 255))
+    indexed, whole = _both(tmp_path, archive)
+    assert not isinstance(indexed, str) and not isinstance(whole, str)
+    assert _read_all(indexed) == _read_all(whole)
+    indexed.close()
+    whole.close()
 
 
 def test_images_and_other_members_read_from_many_threads_at_once(tmp_path: Path) -> None:
