@@ -213,8 +213,9 @@ _NOT_PLAIN = 0x1 | 0x20 | 0x40  # encrypted, compressed patched data, strong enc
 def read_whole(fileobj: BinaryIO, info: zipfile.ZipInfo) -> bytes | None:
     """The bytes of a member of `open_indexed`'s view, read in one piece: its local header and
     data with two `os.pread`s (no seek of the shared file), inflated at once, its size and
-    CRC-32 checked. A trajectory's member cost `zipfile` four seeks and reads through the
-    spliced view and a stream object, about 40 us, for 3 KB.
+    CRC-32 checked. Through `zipfile` each member took four seeks and reads of the spliced view
+    and a stream object: an archive's 358 `result.txt` took 14.6 ms to read, 7.7 ms this way,
+    and its whole reading 355 ms against 338 ms.
 
     None when the member is not plain, or anything `zipfile` would check fails: encrypted or
     patched data, a compression other than stored or deflate, a local header whose signature
