@@ -15,7 +15,6 @@ the guards are computed in Python integers, which cannot wrap round as int64 doe
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -196,29 +195,25 @@ def _model_codes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[s
 
 def _blocks(calls: pa.Table) -> Iterator[tuple[tuple[Any, Any], int, int]]:
     """((domain, task_id), first row, end row) of each run of consecutive calls with the same
-    episode key, in order, as `itertools.groupby` groups the keys; only a block's first key
-    becomes a Python value."""
+    episode key, in order, as `itertools.groupby` groups the keys (a null equals a null);
+    only a block's first key becomes a Python value."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    columns = [calls.column("domain"), calls.column("task_id")]
     n = calls.num_rows
-    if any(c.null_count for c in columns):  # None equals None in groupby, null is not null here
-        keys = list(zip(*(c.to_pylist() for c in columns), strict=True))
-        at = 0
-        for key, group in itertools.groupby(keys):
-            size = sum(1 for _ in group)
-            yield key, at, at + size
-            at += size
-        return
     if not n:
         return
     changed = np.zeros(n, dtype=bool)
     changed[0] = True
-    for c in columns:
-        if n > 1:
-            differs = pc.not_equal(c.slice(1), c.slice(0, n - 1))
+    columns = [calls.column("domain"), calls.column("task_id")]
+    if n > 1:
+        for c in columns:
+            after, before = c.slice(1), c.slice(0, n - 1)
+            differs = pc.or_(
+                pc.not_equal(after, before).fill_null(False),
+                pc.not_equal(after.is_null(), before.is_null()),
+            )
             changed[1:] |= np.asarray(differs.to_numpy(zero_copy_only=False), dtype=bool)
     starts = np.flatnonzero(changed)
     firsts = [c.take(pa.array(starts)).to_pylist() for c in columns]

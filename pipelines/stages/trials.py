@@ -96,11 +96,10 @@ class TrialScores:
             for benchmark, group in sorted(redo)
             for run_id, _ in groups[(benchmark, group)]
         ]
-        if parts:
-            for e in config_rows(wh, "episode_scores", columns, self.config, parts):
-                outcomes.setdefault(e["run_id"], []).append(
-                    (e["domain"], e["task_id"], e["reward"], e["success"])
-                )
+        for e in config_rows(wh, "episode_scores", columns, self.config, parts):
+            outcomes.setdefault(e["run_id"], []).append(
+                (e["domain"], e["task_id"], e["reward"], e["success"])
+            )
         config = {
             "human_version": self.config.human_version,
             "max_steps_scoring": self.config.max_steps_scoring,
