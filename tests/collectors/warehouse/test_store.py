@@ -318,13 +318,19 @@ def test_collecting_old_files_reads_each_generation_once_and_what_the_manifest_l
     assert not first.exists()  # still collected once no kept generation lists it
 
 
+@pytest.mark.parametrize("read_before", [False, True])
 @pytest.mark.parametrize("damage", ["cut short", "deleted"])
-def test_a_data_file_cut_short_or_deleted_is_one_error_naming_it(tmp_path, damage: str) -> None:
+def test_a_data_file_cut_short_or_deleted_is_one_error_naming_it(
+    tmp_path, damage: str, read_before: bool
+) -> None:
+    """Also when the file was read before it was damaged (its footer remembered)."""
     from deskscore.schemas.manifest import WarehouseDamaged
 
     wh = Warehouse(tmp_path)
     wh.write("quarantine", [_q(0)], PART)
     [path] = wh.files("quarantine")
+    if read_before:
+        assert Warehouse(tmp_path).read("quarantine").num_rows == 1
     if damage == "deleted":
         path.unlink()
     else:
@@ -332,6 +338,31 @@ def test_a_data_file_cut_short_or_deleted_is_one_error_naming_it(tmp_path, damag
     with pytest.raises(WarehouseDamaged, match="--force") as caught:
         Warehouse(tmp_path).read("quarantine")
     assert str(path) in str(caught.value)
+
+
+def test_a_files_footer_is_parsed_once_and_again_for_a_file_put_in_its_place(
+    tmp_path, monkeypatch
+) -> None:
+    """Scoring reads a run's episodes five times from a pack: its footer is parsed once. A
+    file written over it under the same name (a restored backup, say) is read as itself."""
+    from deskscore.collectors.warehouse import store
+
+    parsed = []
+    read_metadata = pq.read_metadata
+    monkeypatch.setattr(
+        pq, "read_metadata", lambda path: parsed.append(path) or read_metadata(path)
+    )
+    wh = Warehouse(tmp_path)
+    wh.write("quarantine", [_q(0), _q(1)], PART)
+    [path] = wh.files("quarantine")
+    for _ in range(3):
+        assert Warehouse(tmp_path).read("quarantine", PART).num_rows == 2
+    assert parsed == [str(path)]
+    other = tmp_path / "other.parquet"
+    pq.write_table(store.conform_rows("quarantine", [_q(5)]), other)
+    other.replace(path)
+    assert [r["location"] for r in Warehouse(tmp_path).read("quarantine").to_pylist()] == ["f5"]
+    assert parsed == [str(path)] * 2
 
 
 def _packing_job(tmp_path, runs: range) -> tuple[Warehouse, str]:
