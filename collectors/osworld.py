@@ -29,6 +29,7 @@ from deskscore.collectors.source import Source, SourceError, read_document
 from deskscore.collectors.timestamps import parse_action_timestamp
 from deskscore.collectors.usage import (
     USAGE_FILE,
+    Call,
     CallColumns,
     call_columns,
     call_key,
@@ -484,8 +485,8 @@ def read_steps(
             rows.append({"action_kind": None, "step_num": step_num, "action": rec.get("action"),
                          "stamp": stamp if type(stamp) is str else None})  # fmt: skip
             continue
-        if calls is not None:
-            calls.extend((c, step_num, line_no) for c in record_calls(rec))
+        if calls is not None and (found := record_calls(rec)):
+            calls.extend((c, step_num, line_no) for c in found)
         shot_s, action_s = record_timings(rec)
         action = pop("action", None)
         act = parse(action)
@@ -841,7 +842,7 @@ def episode_calls(
             if key in seen.setdefault(group, set()):
                 continue
             seen[group].add(key)
-            kept.append(call._replace(step_num=step_num))
+            kept.append(Call._make((*call[:-1], step_num)))  # _replace, without its keywords
             line_nos.append(line_no)
         columns = call_columns(kept, first_step_idx=first_step_idx, source_file=traj_file,
                                line_nos=line_nos, **keys)  # fmt: skip
