@@ -133,10 +133,10 @@ def _file_slot_name(path: Path) -> str:
 
 def open_parquet(path: Path) -> pq.ParquetFile:
     """`path` opened with its footer parsed once per process: a scoring job reads a run's
-    episodes five times and its steps twice, from packs of many runs whose footers (40 KB
-    of Thrift for 10 runs' row groups) took longer to parse than the run's rows to read.
-    The footer is remembered under the file's identity and size (`_footer`): a file
-    replaced under the same name is another file."""
+    episodes five times and its steps twice, and packing reads a pack being refilled run by
+    run, from packs of many runs whose footers (40 KB of Thrift for 10 runs' row groups) took
+    longer to parse than a run's rows to read. The footer is remembered under the file's
+    identity and size (`_footer`): a file replaced under the same name is another file."""
     import pyarrow.parquet as pq
 
     st = os.stat(path)
@@ -740,7 +740,6 @@ class Warehouse:
         """Write `members` (slots of single runs, or runs already in packs being refilled) as
         packs of about `target_bytes`, one row group per run in slot order, and point their
         slots at them. Returns (packs written, rows)."""
-        import pyarrow.parquet as pq
 
         base = self.table_dir(name)
         codec = _codec(_mean_rows(e for _, e in members))
@@ -748,7 +747,7 @@ class Warehouse:
         pack: _OpenPack | None = None
         try:
             for key, entry in sorted(members):
-                with pq.ParquetFile(base / entry.file) as pf:
+                with open_parquet(base / entry.file) as pf:  # a refilled pack: one footer
                     if entry.groups is None:
                         data = pf.read()
                     else:
