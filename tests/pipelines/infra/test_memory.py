@@ -51,3 +51,40 @@ def test_an_element_runs_with_rare_collections_and_the_thresholds_come_back() ->
     with pytest.raises(ValueError):
         released(fails, 2)
     assert gc.get_threshold() == before
+
+
+FIRST_ELEMENTS = """
+import gc, weakref
+from deskscore.pipelines.infra.memory import released
+
+class Node:
+    def __init__(self):
+        self.me = self
+
+held = [[i] for i in range(5000)]  # what a process holds before its first element
+seen = []
+
+def process(n):
+    seen.append(gc.get_freeze_count())
+    yield n
+
+released(process, 1)
+after_first = gc.get_freeze_count()
+dropped = Node()  # a cycle dropped between two elements (by whatever runs them)
+gone = weakref.ref(dropped)
+del dropped
+released(process, 2)
+print(seen[0] >= 5000, seen[1] == after_first, gone() is None)
+"""
+
+
+def test_what_a_process_holds_is_frozen_once_before_its_first_element() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", FIRST_ELEMENTS], capture_output=True, text=True, check=True
+    )
+    # frozen before the first element; not again before the second, so the cycle dropped
+    # between the two was collected by the second's release, not frozen for good
+    assert out.stdout.split() == ["True", "True", "True"]
