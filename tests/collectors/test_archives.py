@@ -46,6 +46,49 @@ def test_a_stamp_moves_with_size_mtime_or_any_file_of_a_folder(tmp_path: Path) -
     assert source_stamp(str(tmp_path / "gone.zip")) is None
 
 
+def _stamp_as_recorded(path: str) -> str:
+    """A folder's stamp as warehouses have recorded it (relpath of each file, one update per
+    file): a stamp that changed would make every recorded folder read as changed."""
+    import hashlib
+
+    h = hashlib.sha1()
+    for root, dirs, files in os.walk(path):
+        dirs.sort()
+        for name in sorted(files):
+            full = os.path.join(root, name)
+            try:
+                st = os.stat(full)
+            except OSError:
+                continue
+            rel = os.path.relpath(full, path)
+            h.update(f"{rel}\x00{st.st_size}\x00{st.st_mtime_ns}\n".encode("utf-8", "replace"))
+    return "dir:" + h.hexdigest()
+
+
+def test_a_folder_s_stamp_is_the_one_warehouses_recorded_however_the_folder_is_named(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "run"
+    (root / "os" / "t1").mkdir(parents=True)
+    (root / "os" / "t1" / "traj.jsonl").write_text("{}\n")
+    (root / "os" / "t1" / "result.txt").write_text("1")
+    (root / "chrome" / "t 2").mkdir(parents=True)
+    (root / "chrome" / "t 2" / "traj.jsonl").write_text("{}\n{}\n")
+    (root / "args.json").write_text("{}")
+    os.symlink(root / "args.json", root / "linked.json")  # a link to a file: stamped
+    os.symlink(root / "os", root / "linked-dir")  # a link to a folder: not walked into
+    os.symlink(tmp_path / "nowhere", root / "dangling")  # cannot be stat'ed: left out
+    odd = os.fsencode(str(root / "os")) + b"/t\xff\xfe"  # a name that is not UTF-8
+    os.mkdir(odd)
+    with open(odd + b"/traj.jsonl", "wb") as f:
+        f.write(b"{}\n")
+    inner = str(root / "os")
+    for named in (str(root), str(root) + "/", str(root) + "//", f"{tmp_path}/./run",
+                  f"{inner}/../../run", os.path.relpath(root)):  # fmt: skip
+        assert source_stamp(named) == _stamp_as_recorded(named), named
+    assert source_stamp(str(root)) == source_stamp(str(root) + "/")
+
+
 def test_the_digest_covers_exactly_the_bytes_read(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("one")
     (tmp_path / "b.png").write_bytes(b"picture")
