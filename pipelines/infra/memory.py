@@ -111,9 +111,10 @@ def settle() -> None:
     their functions and classes, the options. They live as long as the process, and the
     first collection (`release` after the first element, or one the element triggers) would
     otherwise scan them all: about 40,000 objects and 10 ms, in every process of every
-    command, a tenth of scoring one run. Once per process, at the start: cycles that are
-    garbage by then stay uncollected, a few import-time ones at most, where freezing before
-    every element would also keep whatever a runner discarded between two elements."""
+    command (ingesting or scoring one run takes about 400 ms). Once per process, at the
+    start: cycles that are garbage by then stay uncollected, a few import-time ones at most,
+    where freezing before every element would also keep whatever a runner discarded between
+    two elements."""
     gc.freeze()
 
 
