@@ -95,3 +95,25 @@ def test_filters_of_other_commands_are_parameters_not_sql(warehouse: Path) -> No
     assert "x' OR" not in cost_text(
         str(warehouse), "csv", run_ids=[hostile, "'); DROP TABLE x; --"]
     )
+
+
+QUERY_IN_A_FRESH_PROCESS = """
+import sys
+from deskscore.pipelines.cli.main import main
+code = main(["sql", "SELECT line_no FROM quarantine", "--warehouse", sys.argv[1], "--format", "csv"])
+print("pandas" in sys.modules, code)
+import duckdb  # whoever asks for pandas still gets it
+print(type(duckdb.sql("SELECT 1 AS a").df()).__name__)
+"""
+
+
+def test_a_query_of_the_views_does_not_import_pandas(warehouse: Path) -> None:
+    import subprocess
+    import sys
+
+    pytest.importorskip("pandas")
+    out = subprocess.run(
+        [sys.executable, "-c", QUERY_IN_A_FRESH_PROCESS, str(warehouse)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert out.stdout.split() == ["line_no", "3", "False", "0", "DataFrame"]
