@@ -4,7 +4,7 @@ models answer the same questions, the paired difference removes the between-task
 - `paired_difference`: the difference of two means over the common tasks with its bootstrap
   interval (the same resample weights for both runs, so the pairing is kept);
 - `mcnemar_exact`: McNemar's exact test for strict success, a two-sided binomial test of the
-  discordant pairs against 1/2 (scipy.stats.binomtest);
+  discordant pairs against 1/2 (scipy.stats.binomtest's p, from exact integer sums);
 - `holm`: Holm's step-down adjustment of several p-values (family-wise error rate);
 - `min_detectable_difference`: the smallest true difference a paired test at level alpha
   detects with the given power, from the spread of the per-task differences.
@@ -13,10 +13,10 @@ models answer the same questions, the paired difference removes the between-task
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from statistics import NormalDist
 from typing import NamedTuple
 
 import numpy as np
-from scipy import stats
 
 from deskscore.scorers.bootstrap import (
     DEFAULT_RESAMPLES,
@@ -45,11 +45,24 @@ def outcomes(a: Sequence[float], b: Sequence[float]) -> Outcomes:
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:
     """Two-sided exact McNemar p from the discordant counts (A succeeded and B did not, and
-    the reverse); 1.0 when there is no discordant pair."""
+    the reverse); 1.0 when there is no discordant pair.
+
+    The p of `scipy.stats.binomtest(a_only, n, 0.5)`: under 1/2 the binomial is symmetric,
+    so the outcomes at most as likely as the one seen are the two tails beyond it, and p is
+    twice the smaller tail, at most 1. The tail is summed in integers, exactly, and divided
+    once (correctly rounded): importing scipy.stats took 0.65 s of `deskscore compare`'s
+    1.3 s."""
     n = a_only + b_only
     if n == 0:
         return 1.0
-    return float(stats.binomtest(a_only, n, 0.5).pvalue)
+    k = min(a_only, b_only)
+    if 2 * k == n:
+        return 1.0
+    term = tail = 1  # C(n, 0), then C(n, i) for i up to k
+    for i in range(k):
+        term = term * (n - i) // (i + 1)
+        tail += term
+    return min(1.0, 2 * tail / 2**n)
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
@@ -73,7 +86,8 @@ def min_detectable_difference(
     if d.size < 2:
         return float("nan")
     se = float(np.std(d, ddof=1) / np.sqrt(d.size))
-    return float((stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * se)
+    z = NormalDist().inv_cdf
+    return float((z(1 - alpha / 2) + z(power)) * se)
 
 
 class PairedDifference(NamedTuple):

@@ -39,6 +39,30 @@ def test_mcnemar_exact_of_the_textbook_example() -> None:
     assert mcnemar_exact(0, 0) == 1.0
 
 
+def test_mcnemar_exact_is_scipy_s_two_sided_binomial_test() -> None:
+    from scipy import stats
+
+    pairs = [(b, c) for b in range(61) for c in range(61)]
+    pairs += [(1000, 1040), (480, 620), (3, 997), (2500, 2600), (0, 1074), (18000, 18500)]
+    for b, c in pairs:
+        expected = 1.0 if b + c == 0 else stats.binomtest(b, b + c, 0.5).pvalue
+        got = mcnemar_exact(b, c)
+        assert 0.0 <= got <= 1.0
+        assert got == pytest.approx(expected, rel=1e-9, abs=1e-300), (b, c)
+
+
+@pytest.mark.parametrize(("alpha", "power"), [(0.05, 0.8), (0.01, 0.9), (0.1, 0.5), (0.2, 0.99)])
+def test_minimum_detectable_difference_uses_scipy_s_normal_quantiles(
+    alpha: float, power: float
+) -> None:
+    from scipy import stats
+
+    d = np.linspace(-1.0, 2.0, 37)
+    se = np.std(d, ddof=1) / np.sqrt(d.size)
+    expected = (stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)) * se
+    assert min_detectable_difference(d, alpha, power) == pytest.approx(expected, rel=1e-12)
+
+
 def test_holm_multiplies_the_ith_smallest_by_m_minus_i_and_keeps_the_order() -> None:
     # sorted 0.005, 0.01, 0.03, 0.04 -> x4, x3, x2, x1 = 0.02, 0.03, 0.06, 0.04 -> monotone 0.06
     assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
