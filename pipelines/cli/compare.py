@@ -209,7 +209,8 @@ def run(args: argparse.Namespace, beam_args: Sequence[str]) -> int:
     existing_warehouse(args.warehouse)
     if not args.all and len(args.runs) != 2:
         raise UserError("name two runs to compare (or --all for every pair)")
-    con = connect(args.warehouse)
+    read = ("run_scores", "run_labels", "runs", "episode_scores", "episode_costs")
+    con = connect(args.warehouse, only=(*read, "compare") if args.all else read)  # read below
     config = configuration(
         con, args.warehouse, human_version=args.human_version,
         max_steps_scoring=args.max_steps_scoring, compat=args.compat,

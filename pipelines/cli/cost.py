@@ -58,7 +58,8 @@ def cost_text(warehouse: str, fmt: str = "table", run_ids: Sequence[str] | None 
     and, per agent, where the task time goes (latency_breakdown over all domains)."""
     from deskscore.sql import connect
 
-    con = connect(warehouse)
+    read = ("cost_per_run", "run_costs", "llm_call_costs", "cost_pareto", "latency_breakdown")
+    con = connect(warehouse, only=read)  # what is queried below
     where, params = _run_filter(run_ids)
     exprs = ", ".join(f"{e} AS {n}" for e, n, _ in COST_COLUMNS)
     runs = con.sql(f"SELECT {exprs} FROM cost_per_run WHERE {where}", params=params)

@@ -82,7 +82,7 @@ def worst_episodes_text(
     """
     from deskscore.sql import connect
 
-    con = connect(warehouse)
+    con = connect(warehouse, only=WORST_EPISODES_SQL)  # its views, no others
     runs = [run_id] if isinstance(run_id, str) else (list(run_id) if run_id else None)
     rows = con.execute(WORST_EPISODES_SQL, {"runs": runs, "top": max(0, int(top))}).fetchall()
     out: list[list[object]] = []
