@@ -10,7 +10,9 @@ turn (after one untimed round that leaves Python's bytecode caches as a user's w
 - `deskscore sql --warehouse W "SELECT 1"`: the command's own start (target: at most 1.5x
   the baseline);
 - `deskscore sql --warehouse W "SELECT count(*) FROM leaderboard"`: a mart and what it reads;
-- `deskscore leaderboard --warehouse W`.
+- `deskscore leaderboard --warehouse W`;
+- the other everyday reading commands, as the README's tour runs them: `deskscore compare`
+  of two runs, `deskscore cost`, `deskscore loops --top 3` and `deskscore check`.
 
 It prints the median wall time of each and its ratio to the baseline measured in the same
 run (the machine may be shared: a median of fresh processes, not one), and PASS or FAIL for
@@ -50,6 +52,16 @@ def _commands(python: str, deskscore: str, warehouse: Path) -> dict[str, list[st
             "SELECT count(*) FROM leaderboard",
         ],
         "deskscore leaderboard": [deskscore, "leaderboard", *wh],
+        "deskscore compare openai/gpt-5.4 atlas-deliberate-v2": [
+            deskscore,
+            "compare",
+            "openai/gpt-5.4",
+            "atlas-deliberate-v2",
+            *wh,
+        ],
+        "deskscore cost": [deskscore, "cost", *wh],
+        "deskscore loops --top 3": [deskscore, "loops", "--top", "3", *wh],
+        "deskscore check": [deskscore, "check", *wh],
     }
 
 
