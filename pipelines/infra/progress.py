@@ -157,8 +157,8 @@ def show(title: str, stages: Sequence[str]) -> Iterator[None]:
     """Display per-stage counters while the body runs (stderr, so stdout stays clean).
 
     Where stderr is no terminal (a script, a cluster job, a pipe) nothing is displayed, so
-    nothing is set up: no rich (25-40 ms to import, a tenth of ingesting or scoring one run),
-    no folder, and the workers' ticks write no files."""
+    nothing is set up: no rich (25-40 ms to import, up to a tenth of ingesting or scoring one
+    run), no folder, and the workers' ticks write no files."""
     global _counts
     if not _may_be_terminal(sys.stderr):
         yield
