@@ -51,6 +51,15 @@ def test_mcnemar_exact_is_scipy_s_two_sided_binomial_test() -> None:
         assert got == pytest.approx(expected, rel=1e-9, abs=1e-300), (b, c)
 
 
+def test_mcnemar_exact_takes_numpy_counts_as_integers_and_refuses_what_is_not_a_count() -> None:
+    # numpy's 64-bit integers would overflow in the binomial coefficients, silently
+    assert mcnemar_exact(np.int64(180), np.int64(185)) == mcnemar_exact(180, 185)
+    with pytest.raises(TypeError):
+        mcnemar_exact(3.0, 5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=">= 0"):
+        mcnemar_exact(-1, 3)
+
+
 @pytest.mark.parametrize(("alpha", "power"), [(0.05, 0.8), (0.01, 0.9), (0.1, 0.5), (0.2, 0.99)])
 def test_minimum_detectable_difference_uses_scipy_s_normal_quantiles(
     alpha: float, power: float
