@@ -100,21 +100,23 @@ def _dir_stamp(path: str) -> str:
 
     A file's relative path is its folder's path past the root's, as `os.walk` joined it
     (`os.path.relpath` normalised the same text, at a third of a run folder's 14 ms), and
-    the lines are hashed at once: the digest is the one stamps have always had."""
+    each folder's lines are hashed at once (what they hold follows the largest folder, which
+    `os.walk` lists whole anyway, not the whole tree): the digest is the one stamps have
+    always had."""
     h = hashlib.sha1()
     cut = len(os.path.join(path, ""))
-    lines = []
     for root, dirs, files in os.walk(path):
         dirs.sort()
         folder = os.path.join(root, "")
         rel = folder[cut:]
+        lines = []
         for name in sorted(files):
             try:
                 st = os.stat(folder + name)
             except OSError:
                 continue
             lines.append(f"{rel}{name}\x00{st.st_size}\x00{st.st_mtime_ns}\n")
-    h.update("".join(lines).encode("utf-8", "replace"))
+        h.update("".join(lines).encode("utf-8", "replace"))
     return "dir:" + h.hexdigest()
 
 
