@@ -43,7 +43,8 @@ def test_mcnemar_exact_is_scipy_s_two_sided_binomial_test() -> None:
     from scipy import stats
 
     pairs = [(b, c) for b in range(61) for c in range(61)]
-    pairs += [(1000, 1040), (480, 620), (3, 997), (2500, 2600), (0, 1074), (18000, 18500)]
+    pairs += [(1000, 1040), (480, 620), (3, 997), (2500, 2600), (0, 1074), (9950, 10050),
+              (5, 19995), (18000, 18500), (100000, 101000)]  # fmt: skip
     for b, c in pairs:
         expected = 1.0 if b + c == 0 else stats.binomtest(b, b + c, 0.5).pvalue
         got = mcnemar_exact(b, c)
