@@ -160,13 +160,12 @@ def show(title: str, stages: Sequence[str]) -> Iterator[None]:
     nothing is set up: no rich (25-40 ms to import, up to a tenth of ingesting or scoring one
     run), no folder, and the workers' ticks write no files."""
     global _counts
-    if not _may_be_terminal(sys.stderr):
-        yield
-        return
-    from rich.console import Console
+    console = None
+    if _may_be_terminal(sys.stderr):  # then rich decides (Jupyter may set FORCE_COLOR)
+        from rich.console import Console
 
-    console = Console(file=sys.stderr)
-    if not console.is_terminal:  # e.g. in Jupyter, which may set FORCE_COLOR
+        console = Console(file=sys.stderr)
+    if console is None or not console.is_terminal:
         yield
         return
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
