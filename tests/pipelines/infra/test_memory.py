@@ -88,3 +88,63 @@ def test_what_a_process_holds_is_frozen_once_before_its_first_element() -> None:
     # frozen before the first element; not again before the second, so the cycle dropped
     # between the two was collected by the second's release, not frozen for good
     assert out.stdout.split() == ["True", "True", "True"]
+
+
+@pytest.mark.parametrize(
+    ("now", "last", "due"),
+    [
+        (None, 100, True),  # its size cannot be read: as before, every time
+        (100, None, True),  # never given back yet
+        (100 + (24 << 20), 100, False),  # grown by the margin at most
+        (101 + (24 << 20), 100, True),  # grown by more
+        (50, 100, False),  # smaller than then
+    ],
+)
+def test_free_pages_go_back_once_the_process_grew_by_more_than_the_margin(
+    now: int | None, last: int | None, due: bool
+) -> None:
+    from deskscore.pipelines.infra import memory
+
+    assert memory.due(now, last, 24 << 20) is due
+
+
+RETURNS = """
+from deskscore.pipelines.infra import memory as m
+
+if m._malloc_trim() is None or m._resident_bytes() is None:
+    print("no-trim")
+    raise SystemExit
+
+def churn(mb):
+    # heap blocks (2 KB: malloc's, not Python's arenas), nine in ten freed in the middle of
+    # the heap, where only malloc_trim gives their pages back
+    blocks = [bytes(2048) for _ in range(mb * 512)]
+    kept = blocks[::10]
+    del blocks
+    return kept
+
+m.release()
+first = list(m._trimmed_at)
+small = churn(4)  # grows the process by less than the margin
+m.release()
+after_small = list(m._trimmed_at)
+big = churn(96)
+before = m._resident_bytes()
+m.release()
+after = m._resident_bytes()
+print(len(first), after_small == first, m._trimmed_at != first, before - after > (48 << 20))
+"""
+
+
+def test_a_run_that_grew_the_process_past_the_margin_gives_its_pages_back() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", RETURNS], capture_output=True, text=True, check=True
+    ).stdout.split()
+    if out == ["no-trim"]:
+        pytest.skip("no glibc malloc_trim or /proc here")
+    # given back at the first release; kept after a small run (within the margin); given
+    # back after a large one, and the process shrank by most of what the run freed
+    assert out == ["1", "True", "True", "True"]
