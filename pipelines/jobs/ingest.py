@@ -274,8 +274,7 @@ def _ingest(
                 SourceItem(u, s, options.benchmark, options.layout, options.trial_of)
                 for u, s in todo
             ]
-            processes = pool.workers if engine == "local" else 1
-            stage.pack_writes = pack_as_written(engine, options.compact, len(items), processes)
+            stage.pack_writes = pack_as_written(engine, options.compact, len(items))
             engine, done = run_here([stage], items, engine=engine, workers=workers, pool=pool)
             listings = [d.listing for d in done]
             left = [w for d in done if not d.read for w in d.listing.runs]
@@ -285,8 +284,7 @@ def _ingest(
             write_source_problems(wh, options.benchmark, source_id(listing.uri), listing.problems)
         if left:  # runs of sources that hold several, spread over every worker
             chosen = choose_engine(options.engine, len(left), workers, options.beam_args)
-            processes = pool.workers if chosen == "local" else 1
-            stage.pack_writes = pack_as_written(chosen, options.compact, len(left), processes)
+            stage.pack_writes = pack_as_written(chosen, options.compact, len(left))
             used = run_stages(
                 [stage],
                 left,

@@ -295,8 +295,7 @@ def run_score(options: ScoreOptions) -> ScoreResult:
             return ScoreResult(runs_unchanged=skipped, trial_groups=trial_groups)
         stages = inputs.stages(str(wh.root), wh.job)
         chosen = choose_engine(options.engine, len(todo), options.workers, options.beam_args)
-        processes = local_workers(len(todo), options.workers) if chosen == "local" else 1
-        if pack_as_written(chosen, options.compact, len(todo), processes):
+        if pack_as_written(chosen, options.compact, len(todo)):
             for stage in stages:
                 stage.pack_writes = True
         engine = run_stages(

@@ -75,14 +75,18 @@ def test_two_worker_processes_write_the_same_tables_as_one(batch: Path, tmp_path
     _same_tables(tmp_path / "one", tmp_path / "two")
 
 
+@pytest.mark.parametrize("pack_runs", [2, 3, 4])
 def test_an_ingest_of_enough_sources_writes_its_runs_straight_into_packs(
-    batch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    batch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pack_runs: int
 ) -> None:
     """Each process packs the runs it reads as it writes them: no file per run to fold
-    afterwards, and the same tables as files left as they are."""
+    afterwards, and the same tables as files left as they are. So it does when the sources
+    fill a pack but not one per process (3 or 4 runs a pack, 4 sources on 2 processes):
+    two packs of fewer runs, left for a later `compact` to merge, rather than a file per
+    run folded into a pack at the job's end."""
     from deskscore.collectors.warehouse import store
 
-    monkeypatch.setattr(store, "MIN_SMALL_FILES", 2)  # 4 sources fill packs of 2 runs each
+    monkeypatch.setattr(store, "MIN_SMALL_FILES", pack_runs)
     sources = (str(batch / "*.zip"),)
     run_ingest(IngestOptions(str(tmp_path / "loose"), sources=sources, workers=1, compact=False))
     packed = run_ingest(IngestOptions(str(tmp_path / "packed"), sources=sources, workers=2))
@@ -151,21 +155,22 @@ def test_a_score_of_enough_runs_packs_its_tables_as_written_costs_included(
 
 
 @pytest.mark.parametrize(
-    ("engine", "compact", "units", "processes", "packs"),
+    ("engine", "compact", "units", "packs"),
     [
-        ("local", True, 16, 2, True),
-        ("direct", True, 8, 1, True),
-        ("local", True, 15, 2, False),  # too few runs per process for full packs
-        ("beam", True, 100, 1, False),  # a runner need not tear its stages down
-        ("local", False, 100, 2, False),  # --no-compact: files as they are
+        ("local", True, 16, True),
+        ("direct", True, 8, True),
+        ("local", True, 8, True),  # a pack per process, merged later as files are folded
+        ("local", True, 7, False),  # too few runs for a pack: files, folded once 8 gather
+        ("beam", True, 100, False),  # a runner need not tear its stages down
+        ("local", False, 100, False),  # --no-compact: files as they are
     ],
 )
 def test_runs_are_packed_as_written_only_on_local_engines_with_enough_runs(
-    engine: str, compact: bool, units: int, processes: int, packs: bool
+    engine: str, compact: bool, units: int, packs: bool
 ) -> None:
     from deskscore.pipelines.jobs.compaction import pack_as_written
 
-    assert pack_as_written(engine, compact, units, processes) is packs
+    assert pack_as_written(engine, compact, units) is packs
 
 
 def test_a_glob_names_every_archive_and_a_list_file_names_the_chosen_ones(
