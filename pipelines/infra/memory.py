@@ -79,9 +79,9 @@ the process within the margin leaves its free pages to the next; one that grew i
 (a large run) gives them back. Each process then holds at most this much more than it would
 with pages returned after every run, whatever the number of runs. Measured on 40 PNG run
 archives with 2 workers, 3 alternating rounds: system time 1.15-1.32 -> 0.93-1.06 s for
-ingest and 0.68-0.90 -> 0.36-0.56 s for score, ingest + score 11.7 -> 11.0 s (medians);
-never giving pages back saved no more in ingest (0.50 s) but let the peak creep with the
-runs (291 -> 311 MB at 20 archives, 316 -> 333 MB at 80, for the process tree)."""
+ingest and 0.68-0.90 -> 0.36-0.56 s for score, ingest + score 11.7 -> 11.0 s (medians).
+Never giving pages back saved more (ingest 0.50 s of system time) but let the peak creep
+with the runs (291 -> 311 MB at 20 archives, 316 -> 333 MB at 80, for the process tree)."""
 
 _trimmed_at: list[int] = []
 """This process's resident bytes just after it last returned its free pages (none yet: [])."""
