@@ -83,8 +83,9 @@ ingest and 0.68-0.90 -> 0.36-0.56 s for score, ingest + score 11.7 -> 11.0 s (me
 Never giving pages back saved more (ingest 0.50 s of system time) but let the peak creep
 with the runs (291 -> 311 MB at 20 archives, 316 -> 333 MB at 80, for the process tree)."""
 
-_trimmed_at: list[int] = []
-"""This process's resident bytes just after it last returned its free pages (none yet: [])."""
+_trimmed_at: int | None = None
+"""This process's resident bytes just after it last returned its free pages (None: never, or
+its size could not be read then)."""
 
 
 def _resident_bytes() -> int | None:
@@ -104,16 +105,14 @@ def release() -> None:
 
     What survives is frozen (`gc.freeze`): modules, caches and a worker's state are then never
     scanned again, so each collection costs only the objects of the run just finished."""
+    global _trimmed_at
     gc.collect()
     gc.freeze()
     trim = _malloc_trim()
-    if trim is None:
-        return
-    last = _trimmed_at[-1] if _trimmed_at else None
-    if not due(_resident_bytes(), last, TRIM_MARGIN):
+    if trim is None or not due(_resident_bytes(), _trimmed_at, TRIM_MARGIN):
         return
     trim(0)  # type: ignore[operator]
-    _trimmed_at[:] = [after] if (after := _resident_bytes()) is not None else []
+    _trimmed_at = _resident_bytes()
 
 
 def due(now: int | None, last: int | None, margin: int) -> bool:
