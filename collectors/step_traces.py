@@ -1,11 +1,13 @@
 """Runs written as one JSON file per step plus a results table:
 `<run>/<task_id>/step_NN_trace.json` and `<run>/results.csv`.
 
-UNVERIFIED FORM. Real archives are reported in this shape (`results/run_<ts>/<uuid>/...`), but
-no public runner that writes it was found, so nothing about its fields is known for sure. It
-is read defensively, the way `collectors.uitars` reads UI-TARS JSON: each value is looked for
-under several usual key names, first in the step object, then one level down in the objects
-it holds, and every key is kept verbatim in `steps.extra`. What is read:
+One public runner is known to write this form (mvaishak/OSWorld-Benchmark-GPT-4o-Mini:
+`results/run_<ts>/<uuid>/step_NN_trace.json` holding `step`, `thought` and `action`, beside
+`step_NN.png`, and a `results.csv` of bare `task_id,score,last step index` lines, no header);
+other runners' fields are not known for sure. So it is read defensively, the way
+`collectors.uitars` reads UI-TARS JSON: each value is looked for under several usual key
+names, first in the step object, then one level down in the objects it holds, and every key
+is kept verbatim in `steps.extra`. What is read:
 
 - the step number: NN of the file name, ordered numerically (step_2 before step_10);
 - the action: `action`, `actions`, `code`, `command`, `pyautogui`, `action_code`, `tool_call`
@@ -34,11 +36,13 @@ header name, case-insensitively (spaces and dashes read as underscores): the tas
 (`task_id`, `task`, `id`, `uuid`, `example_id`, `task_uuid`), the result (`score`, `result`,
 `success`, `reward`, `passed`, `pass`, `correct`, `resolved`: a number, or true/false,
 yes/no, pass/fail), and maybe the domain (`domain`, `app`, `application`) and the instruction.
-One row per task; a task without a row has no result. Every data line of the file is a task's
-result or a quarantine row with its line: a blank line, a row without a task id (or a file
-without a task id or result column), a row naming no task folder, a second row for a task
-(the first one counts). A result that is empty or no number is both: the episode keeps
-result_status 'empty' or 'unparseable' and the line is quarantined, as OSWorld's result.txt.
+A file whose first record names no such column but starts with a task id has no header: each
+record is `task_id,score,...` (`csv_columns`). One row per task; a task without a row has no
+result. Every data line of the file is a task's result or a quarantine row with its line: a
+blank line, a row without a task id (or a file without a task id or result column), a row
+naming no task folder, a second row for a task (the first one counts). A result that is
+empty or no number is both: the episode keeps result_status 'empty' or 'unparseable' and the
+line is quarantined, as OSWorld's result.txt.
 
 The domain: the CSV's domain column when it names one; else OSWorld's, looked up by task id
 in the OSWorld-Human task index bundled with deskscore (an OSWorld uuid alone does not say
@@ -52,7 +56,7 @@ import csv
 import io
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from functools import cache
@@ -60,7 +64,7 @@ from typing import Any, NamedTuple
 
 from deskscore.collectors.ids import canonical_task_id
 from deskscore.collectors.json_text import scrub_surrogates
-from deskscore.collectors.layout import RunFolder, TaskFolder
+from deskscore.collectors.layout import RunFolder, TaskFolder, is_uuid
 from deskscore.collectors.osworld import (
     EpisodeCalls,
     EpisodeRead,
@@ -205,6 +209,40 @@ def _column(header: list[str], names: tuple[str, ...]) -> int | None:
     return None
 
 
+class CsvColumns(NamedTuple):
+    """Where a results.csv holds each value, and whether its first record is a header."""
+
+    header: bool
+    task: int | None
+    score: int | None
+    domain: int | None
+    instruction: int | None
+
+
+HEADERLESS = CsvColumns(False, 0, 1, None, None)
+"""A file of bare `task_id,score[,...]` records, as a runner that appends one line per task
+writes it."""
+
+
+def csv_columns(first: list[str], task_ids: Container[str]) -> CsvColumns:
+    """How to read a results.csv whose first record is `first`; `task_ids` are the run's
+    task ids, lower-cased.
+
+    A first record naming a task-id and a result column is a header. One that names neither
+    but starts with a task id (one of the run's, or shaped like OSWorld's uuids) is the first
+    task's result in a file without a header (`HEADERLESS`): the only public runner found to
+    write this form appends `f"{task_id},{score},{step_idx}\n"` per task and no header
+    (mvaishak/OSWorld-Benchmark-GPT-4o-Mini, archive/eval.py). Anything else is read as a
+    header, and its data lines are quarantined for the column it lacks."""
+    task, score = _column(first, TASK_COLUMNS), _column(first, SCORE_COLUMNS)
+    if task is None and score is None and first:
+        lead = first[0].strip()
+        if lead.lower() in task_ids or is_uuid(lead):
+            return HEADERLESS
+    return CsvColumns(True, task, score, _column(first, DOMAIN_COLUMNS),
+                      _column(first, INSTRUCTION_COLUMNS))  # fmt: skip
+
+
 def parse_score(cell: str) -> tuple[str, float | None, str]:
     """(raw, score, status) of a result cell: status 'ok', 'empty' or 'unparseable'."""
     raw, score, status = parse_result(cell)
@@ -230,13 +268,14 @@ def read_results_csv(
         return {}
     while records and not any(c.strip() for c in records[0][1]):
         line_no, _ = records.pop(0)
-        q.add(path, line_no, "blank_line", "blank line before the header", _ROW_TODO, "")
+        q.add(path, line_no, "blank_line", "blank line before the first record", _ROW_TODO, "")
     if not records:
         return {}
-    (_, header), rows = records[0], records[1:]
-    col_task, col_score = _column(header, TASK_COLUMNS), _column(header, SCORE_COLUMNS)
-    col_domain, col_instr = _column(header, DOMAIN_COLUMNS), _column(header, INSTRUCTION_COLUMNS)
     lower = {k.lower(): t for k, t in tasks.items()}
+    header = records[0][1]
+    columns = csv_columns(header, lower)
+    rows = records[1:] if columns.header else records
+    col_task, col_score, col_domain, col_instr = columns[1:]
     out: dict[str, CsvResult] = {}
 
     def cell(cells: list[str], col: int | None) -> str | None:
@@ -523,7 +562,11 @@ def recount_problems(
             records.pop(0)
         if not records:
             continue
-        header_line, lines = records[0][0], len(records) - 1
+        here = {t.task_id.lower() for t in run.tasks if t.path.rpartition("/")[0] == folder}
+        if csv_columns(records[0][1], here).header:
+            header_line, lines = records[0][0], len(records) - 1
+        else:  # every record is data; blank lines before the first are not
+            header_line, lines = records[0][0] - 1, len(records)
         prefix = folder + "/" if folder else ""
         results = sum(
             1
@@ -549,13 +592,16 @@ def recount_problems(
 
 __all__ = [
     "DOMAIN_COLUMNS",
+    "HEADERLESS",
     "RESULTS_CSV",
     "SCORE_COLUMNS",
     "TASK_COLUMNS",
     "TRACE_GLOB",
     "UNKNOWN_DOMAIN",
     "UNUSED_ROW_REASONS",
+    "CsvColumns",
     "CsvResult",
+    "csv_columns",
     "csv_records",
     "find_trace_runs",
     "holds_traces",

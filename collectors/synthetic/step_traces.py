@@ -1,11 +1,11 @@
 """Synthetic runs of the step-trace form: `<run>/<task_id>/step_NN_trace.json` + `results.csv`.
 
-The form is unverified (`deskscore.collectors.step_traces`): no public runner that writes it
-was found. These archives vary what a reader of it must survive: actions as a code string, an
+One public runner is known to write the form (`deskscore.collectors.step_traces`); others'
+fields are guessed. These archives vary what a reader of it must survive: actions as a code string, an
 OSWorld Claude dict or a list of code strings; the reply under `response` or `thought`, maybe
 nested; ISO or epoch timestamps; usage objects; step numbers padded (step_01) or not (step_1,
 so step_10 sorts before step_2 by name); results.csv headers in any case, with or without a
-domain column. Everything comes from the seed; the same seed gives the same bytes.
+domain column, or no header at all (`task_id,score,last step index`, as that runner appends). Everything comes from the seed; the same seed gives the same bytes.
 
     python -m deskscore.collectors.synthetic.step_traces OUT [SEED]
 """
@@ -86,13 +86,13 @@ def write_trace_run(
     tasks: Sequence[Mapping[str, Any]],
     *,
     seed: int = 0,
-    header: int = 0,
+    header: int | None = 0,
     with_domain: bool = True,
 ) -> list[TraceTask]:
     """A run of `tasks` (rows with domain and task_id) under `root`/RUN_FOLDER: one folder per
     task, a results.csv with a row per task except the last (a task without a result).
-    `header` picks one of the header spellings; `with_domain` adds the domain column (when
-    the spelling has one)."""
+    `header` picks one of the header spellings, None none: bare `task_id,score,last step
+    index` records; `with_domain` adds the domain column (when the spelling has one)."""
     rng = random.Random(f"step-traces-{seed}")
     run = Path(root) / RUN_FOLDER
     written = []
@@ -115,18 +115,20 @@ def write_trace_run(
                 t["domain"], t["task_id"], folder.relative_to(root).as_posix(), n, score, padded
             )
         )
-    cols = _HEADERS[header % len(_HEADERS)]
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
-    keep = [c for c in cols if with_domain or c.lower() not in ("domain", "app")]
-    out.writerow(keep)
-    for w in written:
-        if w.score is None:
-            continue
-        cells = {cols[0]: w.task_id, cols[-1]: f"{w.score:g}"}
-        if len(cols) == 3:
-            cells[cols[1]] = w.domain
-        out.writerow([cells[c] for c in keep])
+    scored = [w for w in written if w.score is not None]
+    if header is None:
+        out.writerows([w.task_id, f"{w.score:g}", w.n_steps - 1] for w in scored)
+    else:
+        cols = _HEADERS[header % len(_HEADERS)]
+        keep = [c for c in cols if with_domain or c.lower() not in ("domain", "app")]
+        out.writerow(keep)
+        for w in scored:
+            cells = {cols[0]: w.task_id, cols[-1]: f"{w.score:g}"}
+            if len(cols) == 3:
+                cells[cols[1]] = w.domain
+            out.writerow([cells[c] for c in keep])
     (run / "results.csv").write_text(buf.getvalue())
     return written
 

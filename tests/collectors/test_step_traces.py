@@ -16,8 +16,10 @@ from deskscore.collectors.human import load_bundled
 from deskscore.collectors.layout import discover
 from deskscore.collectors.source import open_source
 from deskscore.collectors.step_traces import (
+    HEADERLESS,
     RESULTS_CSV,
     UNKNOWN_DOMAIN,
+    csv_columns,
     index_domain,
     parse_score,
     trace_files,
@@ -113,9 +115,9 @@ def test_results_give_scores_and_a_task_without_a_row_has_none(archive) -> None:
             assert (ep["result_status"], ep["score"]) == ("ok", w.score)
 
 
-@pytest.mark.parametrize("header", [0, 1, 2])
-def test_columns_are_found_by_header_name_and_the_domain_falls_back_to_the_index(
-    tmp_path: Path, header: int
+@pytest.mark.parametrize("header", [0, 1, 2, None])
+def test_columns_are_found_by_header_name_or_position_and_the_domain_falls_back_to_the_index(
+    tmp_path: Path, header: int | None
 ) -> None:
     tasks = load_bundled("verified")[:3]
     written = write_trace_run(tmp_path, tasks, header=header, with_domain=False)
@@ -124,6 +126,50 @@ def test_columns_are_found_by_header_name_and_the_domain_falls_back_to_the_index
         ep = reads[w.task_id].read.episode
         assert ep["domain"] == index_domain(w.task_id) == w.domain
         assert ep["score"] == w.score
+
+
+@pytest.mark.parametrize(
+    ("first", "header"),
+    [
+        (["task_id", "score"], True),
+        (["Task ID", "App", "Success"], True),
+        (["t-a", "1", "9"], False),  # a task of the run
+        (["T-A", "0.0"], False),
+        (["0810415c-bde4-4443-9047-d5f70165a697", "0", "9"], False),  # a uuid, no folder
+        (["x", "y"], True),  # no usable column: read as a header, its data quarantined
+        (["t-a", "score"], True),  # a task-looking header that names a column is a header
+    ],
+)
+def test_a_first_record_without_column_names_that_starts_with_a_task_id_is_data(
+    first: list[str], header: bool
+) -> None:
+    columns = csv_columns(first, {"t-a", "t-b"})
+    assert columns.header is header
+    if not header:
+        assert columns == HEADERLESS
+
+
+def test_a_headerless_results_csv_as_a_real_runner_appends_it_loses_no_line(
+    tmp_path: Path,
+) -> None:
+    """mvaishak/OSWorld-Benchmark-GPT-4o-Mini appends `task_id,score,step_idx` per task, no
+    header: the first task's result was taken for a header and lost, and check agreed."""
+    tasks = load_bundled("verified")[:3]
+    written = write_trace_run(tmp_path, tasks, header=None)
+    csv_path = tmp_path / RUN_FOLDER / RESULTS_CSV
+    missing = "ffffffff-0000-4000-8000-000000000000"
+    csv_path.write_text(f"{missing},1,4\n" + csv_path.read_text())
+    wh = tmp_path / "wh"
+    con = _ingest(tmp_path, wh)
+    scores = dict(con.sql("SELECT task_id, score FROM episodes").fetchall())
+    assert scores == {w.task_id: w.score for w in written}
+    assert written[0].score is not None  # the first task's line is now line 2
+    assert con.sql("SELECT line_no, reason FROM quarantine").fetchall() == [(1, "no_task_folder")]
+    assert check_warehouse(wh).ok
+    with open(csv_path, "a") as f:  # a line the warehouse never saw
+        f.write(f"{written[-1].task_id},1,3\n")
+    problems = check_warehouse(wh).problems
+    assert any(f"{len(written) + 1} data line(s) in the source" in p for p in problems), problems
 
 
 def test_the_csv_domain_column_wins_and_an_unknown_task_has_an_unknown_domain(
@@ -249,7 +295,9 @@ _CELL = st.sampled_from(["", " ", "1", "0", "0.5", "yes", "n/a", "nan", "t-a", "
 
 
 @given(
-    header=st.lists(st.sampled_from(["task_id", "Score", "domain", "x", "ID"]), max_size=4),
+    header=st.lists(
+        st.sampled_from(["task_id", "Score", "domain", "x", "ID", "t-a", "T-B"]), max_size=4
+    ),
     rows=st.lists(st.lists(_CELL, max_size=4), max_size=8),
     blank_first=st.booleans(),
 )
@@ -262,7 +310,12 @@ def test_every_csv_data_line_is_a_result_or_a_quarantined_line(
 
     from deskscore.collectors.layout import TaskFolder
     from deskscore.collectors.osworld import QuarantineRows
-    from deskscore.collectors.step_traces import UNUSED_ROW_REASONS, csv_records, read_results_csv
+    from deskscore.collectors.step_traces import (
+        UNUSED_ROW_REASONS,
+        csv_columns,
+        csv_records,
+        read_results_csv,
+    )
 
     buf = io.StringIO()
     if blank_first:
@@ -275,7 +328,8 @@ def test_every_csv_data_line_is_a_result_or_a_quarantined_line(
     records = csv_records(data) or []
     while records and not any(c.strip() for c in records[0][1]):
         records.pop(0)
-    data_lines = {no for no, _ in records[1:]}
+    headed = bool(records) and csv_columns(records[0][1], {"t-a", "t-b"}).header
+    data_lines = {no for no, _ in records[1 if headed else 0 :]}
     used = {r.line_no for r in out.values()}
     unused_rows = [r for r in q.rows if r["reason"] in UNUSED_ROW_REASONS]
     unused = {n for r in unused_rows for n in range(r["line_no"], r["line_end"] + 1)}
