@@ -208,12 +208,21 @@ def ingest(options: IngestOptions) -> Ingested:
             report,
             "no task folder found in any source, nothing ingested"
             + (f" ({options.warehouse} not created)" if new_warehouse else "")
-            + "; the items above say why: fix a path that does not exist, or for a tree not "
-            "laid out as <domain>/<task_id>/ pass --layout, e.g. --layout '{domain}/{task_id}'",
+            + "; the items above say why: fix a path that does not exist, or "
+            + _layout_hint(options.layout),
         )
     seconds = time.perf_counter() - started
     return Ingested(options, sources, result, report, _notes(options, sources, result, seconds),
                     seconds)  # fmt: skip
+
+
+def _layout_hint(layout: str | None) -> str:
+    """What to try when no task folder was found, with or without a --layout given."""
+    if layout is None:
+        return ("for a tree not laid out as <domain>/<task_id>/ pass --layout, e.g. "
+                "--layout '{domain}/{task_id}'")  # fmt: skip
+    return (f"check --layout {layout!r}, which is matched from the top of each source (inside "
+            "a folder, at a zip's root)")  # fmt: skip
 
 
 def _notes(

@@ -55,13 +55,25 @@ def list_source(
 _SOME_UUID = "00000000-0000-0000-0000-000000000000"
 
 
-def _no_task_folders_todo(files: list[str]) -> str:
+def _no_task_folders_todo(files: list[str], layout: str | None = None) -> str:
     """What to do about a source where no task folder was found, for the sources users point
-    at by mistake, told by the discovery rules themselves: a domain folder (one level more
-    above it would make it a run), a task folder (two levels more); otherwise how OSWorld
-    trees are found and what --layout is for."""
+    at by mistake, told by the discovery rules themselves: a --layout one level short (a zip
+    of one top folder), a domain folder (one level more above it would make it a run), a task
+    folder (two levels more); otherwise how OSWorld trees are found and what --layout is
+    for."""
     from deskscore.collectors.layout import discover
 
+    if layout is not None:
+        deeper = f"*/{layout}"
+        if discover(files, deeper):
+            return (
+                f"--layout is matched from the source's top, and {layout!r} finds nothing "
+                f"there: its task folders sit one level deeper; pass --layout '{deeper}'"
+            )
+        return (
+            f"--layout {layout!r} matches no folder from the source's top (inside a folder, "
+            "at a zip's root); check its levels against the source's folders"
+        )
     if discover(f"_/{f}" for f in files):
         return (
             "Its folders are task folders: it is a domain folder; ingest the run folder above "
@@ -112,7 +124,7 @@ def open_and_list(
                     "reason": "no_task_folders",
                     "message": (
                         f"{source.uri}: no task folders found ({len(files)} files). "
-                        + _no_task_folders_todo(files)
+                        + _no_task_folders_todo(files, layout)
                     ),
                 }
             )

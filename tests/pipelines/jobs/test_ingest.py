@@ -184,6 +184,34 @@ def test_a_domain_or_task_folder_given_as_the_source_is_told_to_point_higher(tmp
     assert (result.runs_found, result.episodes) == (1, 1)  # where the message points
 
 
+def test_a_layout_one_level_short_of_a_zips_top_folder_is_told_the_layout_that_reads_it(
+    tmp_path,
+) -> None:
+    """`zip -r run.zip run` puts every file under run/: --layout '{app}/{id}'-style patterns
+    are matched from the zip's root, so the message names the pattern with that level added,
+    not the one that was just given."""
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "run.zip", "w") as zf:
+        zf.writestr("run/scenario-a/task-1/traj.jsonl", b'{"step_num": 1, "action": "DONE"}\n')
+        zf.writestr("run/scenario-a/task-1/result.txt", "1\n")
+    told = {}
+    for layout in ("{domain}/{task_id}", "x/y/{domain}/{task_id}"):
+        wh = tmp_path / f"wh-{len(told)}"
+        options = IngestOptions(str(wh), sources=(str(tmp_path / "run.zip"),), layout=layout)
+        assert run_ingest(options.replace(engine="direct")).runs_found == 0
+        [(reason, told[layout])] = (
+            connect(wh).sql("SELECT reason, message FROM quarantine").fetchall()
+        )
+        assert reason == "no_task_folders"
+    assert "pass --layout '*/{domain}/{task_id}'" in told["{domain}/{task_id}"]
+    assert "matches no folder from the source's top" in told["x/y/{domain}/{task_id}"]
+    options = IngestOptions(
+        str(tmp_path / "wh"), sources=(str(tmp_path / "run.zip"),), layout="*/{domain}/{task_id}"
+    )
+    assert run_ingest(options.replace(engine="direct")).episodes == 1  # where it points
+
+
 # ---- hostile names, special files, runs of bad lines ---------------------------------------
 
 _UUID = "030eeff7-b492-4218-b312-701ec99ee0cc"
