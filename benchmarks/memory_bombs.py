@@ -3,7 +3,7 @@
     python benchmarks/memory_bombs.py [--only blank_lines,sparse_file] [--workers 1] [--keep DIR]
 
 Writes the archives of `deskscore.collectors.synthetic.bombs` (a 4 KB zip of 4 million blank
-lines, a 20 KB zip of 8 x 2 MiB of newlines, a sparse 3 GB traj.jsonl, and two more), ingests
+lines, a 20 KB zip of 8 x 2 MiB of newlines, a sparse 3 GB traj.jsonl, and three more), ingests
 each into a fresh warehouse as a user would (a fresh `deskscore ingest` process), then runs
 `deskscore check` on it. Prints per archive: its size on disk, the wall time and peak RSS of
 the ingest (the whole process tree, sampled every 50 ms, as benchmarks/batch.py measures),
@@ -23,9 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from batch import Meter, table  # a sibling script, not a package
+from batch import Meter  # a sibling script, not a package
 
 from deskscore.collectors.synthetic.bombs import BOMBS, write_bombs
+from deskscore.pipelines.cli.output import render
 
 TARGET = 1 << 30
 
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: ingest exited {done.returncode}\n{done.stderr[-2000:]}")
     head = ["archive", "on disk", "wall", "peak RSS", "traj lines", "quarantined", "check",
             "< 1 GB"]  # fmt: skip
-    print(table(rows, head))
+    print(render(head, rows))
     if not args.keep:
         shutil.rmtree(base, ignore_errors=True)
     return 0 if ok else 1

@@ -8,6 +8,9 @@ see the value the command was started with):
 - `DOCUMENT_BYTES`: what is parsed whole: a JSON or CSV file, result.txt, one trajectory line.
   Parsing multiplies bytes (a JSON list of empty objects takes ~25 times its size), so this
   is the cap that bounds a parse.
+- `LITERAL_TOKENS`: tokens of a Python-literal file (`all_result.json`) read with
+  `ast.literal_eval`, which builds the whole syntax tree first, at about 500 bytes a token
+  (an 8 MB list of zeros took 3.9 GB): counted before it is parsed.
 - `TRAJECTORY_LINES`: lines of one trajectory file parsed into rows, so one hostile task (a
   file of 200,000 lines) cannot spend its run's budget below and leave every other task of
   the run unread: its own lines over the cap are quarantined, the other tasks are read.
@@ -69,6 +72,9 @@ class Limit:
 FILE_BYTES = Limit("DESKSCORE_MAX_FILE_BYTES", 1 << 30, "byte", "of a file or zip member")
 DOCUMENT_BYTES = Limit(
     "DESKSCORE_MAX_DOCUMENT_BYTES", 32 << 20, "byte", "of a file parsed whole or of one line"
+)
+LITERAL_TOKENS = Limit(
+    "DESKSCORE_MAX_LITERAL_TOKENS", 200_000, "token", "of a Python-literal file (all_result.json)"
 )
 TRAJECTORY_LINES = Limit(
     "DESKSCORE_MAX_TRAJECTORY_LINES", 25_000, "line", "of lines per trajectory file"

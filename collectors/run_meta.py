@@ -15,6 +15,7 @@ import json
 import math
 from typing import Any, NamedTuple
 
+from deskscore.collectors import limits
 from deskscore.collectors.json_text import scrub_surrogates
 from deskscore.collectors.layout import RunFolder
 from deskscore.collectors.numbers import finite_float
@@ -193,15 +194,39 @@ def _read_results_json(source: Source, path: str, q: _Q) -> dict | None:
     return out
 
 
+def literal_tokens(text: str, cap: int) -> int:
+    """Tokens of `text` as Python's tokenizer reads them, counted up to `cap` + 1 at most, in
+    constant memory: `ast.literal_eval` builds the whole syntax tree (about 500 bytes a token)
+    before it refuses anything, so the count bounds that before the tree is built. Text the
+    tokenizer stops on is counted up to there: `literal_eval` then says what is wrong."""
+    import io
+    import tokenize
+
+    n = 0
+    try:
+        for _ in tokenize.generate_tokens(io.StringIO(text).readline):
+            n += 1
+            if n > cap:
+                break
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return n
+
+
 def _read_all_result(source: Source, path: str, q: _Q) -> dict | None:
     text = _read_text(source, path, q)
     if text is None:
         return None
+    cap = limits.LITERAL_TOKENS.value()
+    if len(text) > cap and literal_tokens(text, cap) > cap:  # no more tokens than characters
+        what = limits.LITERAL_TOKENS.exceeded(f"all_result.json holds more than {cap} tokens")
+        q.add(path, "too_large", f"{what}; reported scores are left empty", text)
+        return None
     try:
         data = ast.literal_eval(text.strip())
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as e:
-        q.add(path, "invalid_literal", f"all_result.json is not a Python literal ({e}); "
-              "reported scores are left empty", text)  # fmt: skip
+        q.add(path, "invalid_literal", f"all_result.json is not a Python literal "
+              f"({e or type(e).__name__}); reported scores are left empty", text)  # fmt: skip
         return None
     out: dict = {}
     if isinstance(data, dict) and all(isinstance(v, dict) for v in data.values()):

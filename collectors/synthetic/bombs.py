@@ -10,7 +10,9 @@ Each is a few KB on disk and unfolds into millions of lines or gigabytes:
 - `mixed_lines`: a zip whose traj.jsonl alternates bad lines of two reasons (no two
   consecutive lines share a reason, so no run of lines shares a row);
 - `many_tasks`: a zip of 300 task folders of 20,000 `{}` lines each (6 million step rows
-  unbounded, inside the zip ratio limit).
+  unbounded, inside the zip ratio limit);
+- `python_literal`: a zip whose run's all_result.json is an 8 MB Python list of zeros (3.9 GB
+  as `ast.literal_eval` parses it), beside one task.
 """
 
 from __future__ import annotations
@@ -69,12 +71,24 @@ def many_tasks(folder: Path, tasks: int = 300, lines: int = 20_000) -> Path:
     )
 
 
+def python_literal(folder: Path, n: int = 4_000_000) -> Path:
+    return _zip(
+        folder / "python_literal.zip",
+        {
+            "run/all_result.json": b"{'chrome': [" + b"0," * n + b"]}",
+            f"run/chrome/{TASK_ID}/traj.jsonl": b'{"step_num": 1, "action": "DONE"}\n',
+            f"run/chrome/{TASK_ID}/result.txt": b"1\n",
+        },
+    )
+
+
 BOMBS = {
     "blank_lines": blank_lines,
     "newline_members": newline_members,
     "sparse_file": sparse_file,
     "mixed_lines": mixed_lines,
     "many_tasks": many_tasks,
+    "python_literal": python_literal,
 }
 """Name -> writer (folder -> the source to ingest)."""
 

@@ -67,3 +67,23 @@ def test_ingest_of_a_tiny_bomb_stays_under_1_gb_and_reconciles_every_line(
     assert row.endswith(" yes")  # trajectory lines = step rows + quarantined lines
     code, out, _ = _run(["check", "--warehouse", wh], tmp_path)
     assert code == 0 and "check passed" in out, out
+
+
+@pytest.mark.slow  # a fresh ingest process
+def test_a_python_literal_of_millions_of_tokens_is_refused_before_it_is_parsed(
+    tmp_path: Path,
+) -> None:
+    """all_result.json is read with `ast.literal_eval`, whose syntax tree of an 8 MB list of
+    zeros took 3.9 GB: it is counted first, and quarantined past `LITERAL_TOKENS`."""
+    from deskscore.sql import connect
+
+    source = write_bombs(tmp_path / "bombs", ("python_literal",))["python_literal"]
+    wh = str(tmp_path / "wh")
+    code, out, peak = _run(["ingest", str(source), "--warehouse", wh, "--workers", "1"], tmp_path)
+    assert code == 0, out[-2000:]
+    assert peak < LIMIT // 4, f"peak RSS {peak / 2**20:.0f} MB"
+    rows = connect(wh).sql("SELECT location, reason, message FROM quarantine").fetchall()
+    [(location, reason, message)] = rows
+    assert (location, reason) == ("run/all_result.json", "too_large")
+    assert "DESKSCORE_MAX_LITERAL_TOKENS" in message
+    assert connect(wh).sql("SELECT count(*) FROM episodes").fetchall() == [(1,)]
