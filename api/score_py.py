@@ -290,18 +290,25 @@ def _read_task(
 def _result_fault(source: Source, path: str) -> str | None:
     """The exception the original's `f.readlines()[0]` raises on result.txt before it parses
     a number (it reads the whole file as UTF-8): UnicodeDecodeError, IndexError for a file
-    without a line, or None."""
+    without a line, or None. Decoded a block at a time, so a 1 GB result.txt costs a block of
+    memory, not the file."""
+    import codecs
+
     from deskscore.collectors.source import SourceError
 
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    empty = True
     try:
-        data = source.read_bytes(path)
+        with source.open(path) as stream:
+            while block := stream.read(1 << 20):
+                empty = False
+                decoder.decode(block)
+        decoder.decode(b"", final=True)
     except SourceError:
         return None  # noted as a file that could not be read
-    try:
-        data.decode("utf-8")
     except UnicodeDecodeError:
         return "UnicodeDecodeError"
-    return "IndexError" if not data else None
+    return "IndexError" if empty else None
 
 
 def _traversal_lines(
@@ -319,6 +326,7 @@ def _traversal_lines(
     has_traj = ep.get("traj_file") is not None
     if original and not has_traj and not args.uitars:
         return  # the original never looks into a folder without a *.jsonl
+    q = [row for row in q if _read_by_original(row["location"])]
     if not args.uitars:
         bad = [row for row in q if row["reason"] in _BAD_LINE]
         how = (
@@ -411,6 +419,16 @@ def _traversal_lines(
 
 def _base(path: str) -> str:
     return path.rsplit("/", 1)[-1]
+
+
+_ORIGINAL_READS = ("result.txt", "data.json", "meta.json")
+
+
+def _read_by_original(path: str) -> bool:
+    """Whether the original opens this file of a task folder (its trajectories, result.txt
+    and UI-TARS's two files): a fault in any other (token_usage.json, say) changes nothing it
+    prints, so it gets no note of where the original stops."""
+    return path.endswith(".jsonl") or _base(path) in _ORIGINAL_READS
 
 
 def _non_finite(raw: object) -> bool:

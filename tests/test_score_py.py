@@ -441,6 +441,43 @@ def test_a_nan_result_prints_nan_like_the_original(tmp_path, human_dirs, humans,
     assert "WES-: nan" in original.stdout
 
 
+def test_usage_files_the_original_never_reads_change_nothing_it_prints(tmp_path, humans):
+    """An invalid or 100,000-deep token_usage.json beside a trajectory: the original never
+    opens it, and score.py once crashed on its quarantine row as if it were a bad line."""
+    folders = make_run(random.Random(9), humans["verified"], 20)
+    run = write_run(tmp_path / "run", folders)
+    args = ["--result-path", str(run), "--human-version", "verified"]
+    clean = {
+        c: run_score([*args, "--compat", c], cwd=tmp_path) for c in ("osworld-human", "deskscore")
+    }
+    with_lines = [f for f in folders if f.lines]
+    for f, data in zip(with_lines, (b'{"prompt_tokens": 1,', b"[" * 100_000), strict=False):
+        (run / f.domain / f.name / "token_usage.json").write_bytes(data)
+    for compat, before in clean.items():
+        after = run_score([*args, "--compat", compat], cwd=tmp_path)
+        assert after.returncode == 0, after.stderr
+        assert after.stdout == before.stdout
+
+
+def test_a_result_txt_of_900_mb_is_checked_a_block_at_a_time(tmp_path, human_dirs):
+    """What the original does with result.txt (decode it whole) is checked by decoding it a
+    block at a time: a 900 MB file (sparse, nothing on disk) once took 1.8 GB to check."""
+    human = human_in_listdir_order(human_dirs["verified"])
+    d, t, _, _ = human[0]
+    run = write_run(tmp_path / "run", [Folder(d, t, [b'{"step_num": 1}\n'], "1\n")])
+    with open(run / d / t / "result.txt", "r+b") as f:
+        f.truncate(900 << 20)  # "1\n" then zero bytes: valid UTF-8, as the original reads it
+    cmd = [sys.executable, str(SCORE_PY), "--result-path", str(run), "--human-version", "verified"]
+    with open(tmp_path / "out.txt", "w+") as out:
+        proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak, not its siblings'
+        out.seek(0)
+        printed = out.read()
+    assert os.waitstatus_to_exitcode(status) == 0, printed[-2000:]
+    assert "Original OSWorld Result:" in printed
+    assert usage.ru_maxrss < 400 << 10, f"peak RSS {usage.ru_maxrss >> 10} MB"
+
+
 def test_uitars_output_is_the_originals(human_dirs, uitars_run, peer):
     args = ["--result-path", str(uitars_run), "--uitars", "--max-steps-scoring", "30"]
     original = run_score(args, cwd=human_dirs["verified"], script=peer)
