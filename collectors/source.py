@@ -226,10 +226,20 @@ class DirSource(Source):
                     else:
                         try:
                             self._special(child, os.stat(real).st_mode)
-                        except OSError:
-                            continue  # a dangling link: nothing to read
+                        except OSError as err:  # dangling, or a loop
+                            self.problems.append(
+                                _problem(
+                                    child,
+                                    UNREADABLE,
+                                    f"{self.uri}!{child}: a symlink that leads to no file "
+                                    f"({err.strerror}); it was not read: copy the file it "
+                                    "pointed to in its place and ingest again",
+                                )
+                            )
                     continue
                 if e.is_dir(follow_symlinks=False):
+                    if e.name.endswith(".jsonl") or e.name == "result.txt":
+                        self._special(child, stat.S_IFDIR)  # where a task's file is looked for
                     stack.append(child)
                 elif e.is_file(follow_symlinks=False):
                     out.append(child)

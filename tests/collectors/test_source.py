@@ -273,6 +273,30 @@ def test_a_fifo_in_a_folder_is_reported_and_never_listed(tmp_path: Path, write_t
     assert all("FIFO" in p["message"] for p in src.problems)
 
 
+def test_links_that_lead_nowhere_and_folders_named_as_task_files_are_reported(
+    tmp_path: Path, write_tree
+) -> None:
+    """A dangling link, a link to itself, and a folder named traj.jsonl or result.txt: each was
+    listed as nothing at all, so a task with a result and such a trajectory read as a task of
+    no steps, unremarked."""
+    root = write_tree(tmp_path / "src", {"run/a.txt": b"a", "run/results/notes.txt": b"n"})
+    os.symlink(root / "run" / "gone.jsonl", root / "run" / "traj.jsonl")
+    os.symlink(root / "run" / "result.txt", root / "run" / "result.txt")
+    (root / "other" / "old.jsonl").mkdir(parents=True)
+    (root / "other" / "result.txt").mkdir()
+    src = open_source(str(root))
+    assert src.files() == ["run/a.txt", "run/results/notes.txt"]
+    found = sorted((p["location"], p["reason"], p["message"]) for p in src.problems)
+    assert [(loc, reason) for loc, reason, _ in found] == [
+        ("other/old.jsonl", "special_file"),
+        ("other/result.txt", "special_file"),
+        ("run/result.txt", "unreadable_file"),
+        ("run/traj.jsonl", "unreadable_file"),
+    ]
+    assert "a folder, not a regular file" in found[0][2]
+    assert "symbolic links" in found[2][2] and "No such file" in found[3][2]
+
+
 def test_a_fifo_that_replaced_a_listed_file_is_refused_not_waited_on(
     tmp_path: Path, write_tree
 ) -> None:
