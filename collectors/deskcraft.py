@@ -33,7 +33,7 @@ from dataclasses import replace
 from typing import Any
 
 from deskscore.collectors import limits
-from deskscore.collectors.json_text import scrub_surrogates
+from deskscore.collectors.json_text import parse_error, scrub_surrogates
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.osworld import (
     EpisodeCalls,
@@ -91,7 +91,8 @@ def _load_json(source: Source, path: str, q: QuarantineRows, what: str) -> tuple
     try:
         value = json.loads(text)
     except (ValueError, RecursionError) as e:
-        q.add(path, None, "invalid_json", f"truncated or invalid JSON ({e})", todo, _excerpt(data))
+        why = f"truncated or invalid JSON ({parse_error(e)})"
+        q.add(path, None, "invalid_json", why, todo, _excerpt(data))
         return False, None
     return True, scrub_surrogates(value)
 

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 
 from deskscore.collectors.files import read_regular
 from deskscore.collectors.ids import source_id
+from deskscore.collectors.json_text import parse_error
 
 BENCHMARK = "deskcraft"
 DATA_VERSION = "main"
@@ -307,7 +308,7 @@ def read_deskcraft_tasks(
             continue
         except (ValueError, RecursionError) as e:
             quarantine.append(_quarantine(src, task.location, "invalid_json",
-                              f"{where}: truncated or invalid JSON ({e}); {_TODO}",
+                              f"{where}: truncated or invalid JSON ({parse_error(e)}); {_TODO}",
                               raw[:200].decode("utf-8", "replace")))  # fmt: skip
             continue
         if not isinstance(obj, Mapping):

@@ -11,6 +11,7 @@ ValueError)."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from json.encoder import c_make_encoder, encode_basestring
 from typing import Any
@@ -72,6 +73,16 @@ def compact_json_writers() -> tuple[Callable[[Any], str], Callable[[Any], str]]:
             return compact(value)
 
     return fast, compact
+
+
+def parse_error(e: BaseException) -> str:
+    """Why a parser refused a text, in words its user can act on: for an integer past
+    Python's digit limit, its own advice (`sys.set_int_max_str_digits`) is no user's to
+    follow."""
+    text = str(e)
+    if "integer string conversion" in text:
+        return f"an integer of more than {sys.get_int_max_str_digits()} digits, which is not read"
+    return text or type(e).__name__
 
 
 def scrub_surrogates(obj: Any) -> Any:

@@ -21,7 +21,12 @@ from deskscore.collectors import limits
 from deskscore.collectors.action_code import SubAction
 from deskscore.collectors.actions import action_columns, parse_action
 from deskscore.collectors.ids import canonical_task_id
-from deskscore.collectors.json_text import compact_json_writers, json_writer, scrub_surrogates
+from deskscore.collectors.json_text import (
+    compact_json_writers,
+    json_writer,
+    parse_error,
+    scrub_surrogates,
+)
 from deskscore.collectors.layout import RunFolder, TaskFolder
 from deskscore.collectors.lfs import LFS_POINTER, LFS_TODO, is_lfs_pointer, lfs_pointer
 from deskscore.collectors.lines import Counted, LongLine, blocks, iter_lines
@@ -260,7 +265,8 @@ def load_json_file(
         q.add(path, e.lineno, "invalid_json", f"{what} is not valid JSON ({e.msg} at line "
               f"{e.lineno} column {e.colno})", todo, text[:200])  # fmt: skip
     except (ValueError, RecursionError) as e:
-        q.add(path, None, "invalid_json", f"{what} is not valid JSON ({e})", todo, text[:200])
+        why = f"{what} is not valid JSON ({parse_error(e)})"
+        q.add(path, None, "invalid_json", why, todo, text[:200])
     return None
 
 
@@ -289,8 +295,8 @@ def _parse_slow(raw: bytes | LongLine, path: str, line_no: int, q: QuarantineRow
     try:
         obj = json.loads(text)
     except (ValueError, RecursionError) as e:
-        q.add(path, line_no, "invalid_json", f"truncated or invalid JSON ({e})", _LINE_TODO,
-              _excerpt(raw))  # fmt: skip
+        why = f"truncated or invalid JSON ({parse_error(e)})"
+        q.add(path, line_no, "invalid_json", why, _LINE_TODO, _excerpt(raw))
         return _BAD
     if "\\u" in text or "\\U" in text:
         obj = scrub_surrogates(obj)

@@ -16,7 +16,7 @@ import math
 from typing import Any, NamedTuple
 
 from deskscore.collectors import limits
-from deskscore.collectors.json_text import scrub_surrogates
+from deskscore.collectors.json_text import parse_error, scrub_surrogates
 from deskscore.collectors.layout import RunFolder
 from deskscore.collectors.numbers import finite_float
 from deskscore.collectors.source import Source, SourceError, read_document
@@ -129,8 +129,9 @@ def _read_args(source: Source, run_path: str, q: _Q) -> tuple[dict | None, str |
         try:
             args = _parsed(text)
         except (ValueError, RecursionError) as e:
-            q.add(path, "invalid_json", f"args.json is not valid JSON ({e}); run facts come from "
-                  "the folder names instead; fix the file and re-ingest", text)  # fmt: skip
+            q.add(path, "invalid_json", f"args.json is not valid JSON ({parse_error(e)}); run "
+                  "facts come from the folder names instead; fix the file and re-ingest",
+                  text)  # fmt: skip
             continue
         if not isinstance(args, dict):
             q.add(path, "not_an_object", "args.json does not hold a JSON object; run facts come "
@@ -169,8 +170,8 @@ def _read_results_json(source: Source, path: str, q: _Q) -> dict | None:
     try:
         data = _parsed(text)
     except (ValueError, RecursionError) as e:
-        q.add(path, "invalid_json", f"summary is not valid JSON ({e}); reported scores are left "
-              "empty; fix the file and re-ingest", text)  # fmt: skip
+        q.add(path, "invalid_json", f"summary is not valid JSON ({parse_error(e)}); reported "
+              "scores are left empty; fix the file and re-ingest", text)  # fmt: skip
         return None
     if isinstance(data, dict) and isinstance(data.get("results"), list):
         data = data["results"]
@@ -226,7 +227,7 @@ def _read_all_result(source: Source, path: str, q: _Q) -> dict | None:
         data = ast.literal_eval(text.strip())
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as e:
         q.add(path, "invalid_literal", f"all_result.json is not a Python literal "
-              f"({e or type(e).__name__}); reported scores are left empty", text)  # fmt: skip
+              f"({parse_error(e)}); reported scores are left empty", text)  # fmt: skip
         return None
     out: dict = {}
     if isinstance(data, dict) and all(isinstance(v, dict) for v in data.values()):

@@ -50,7 +50,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from deskscore.collectors.json_text import scrub_surrogates
+from deskscore.collectors.json_text import parse_error, scrub_surrogates
 from deskscore.collectors.numbers import finite_float
 from deskscore.collectors.timestamps import parse_action_timestamp
 from deskscore.schemas.tables import MAX_INT64
@@ -553,7 +553,8 @@ def _document(data: bytes) -> tuple[Any, list[UsageProblem]]:
         return _load(data), []
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         text = data[:200].decode("utf-8", "backslashreplace")
-        return None, [UsageProblem("invalid_json", f"{USAGE_FILE} is not valid JSON ({e})", text)]
+        why = f"{USAGE_FILE} is not valid JSON ({parse_error(e)})"
+        return None, [UsageProblem("invalid_json", why, text)]
 
 
 def _entry_calls(doc: Any) -> tuple[list[Call], list[UsageProblem]]:

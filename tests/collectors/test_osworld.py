@@ -557,6 +557,21 @@ def test_consecutive_blank_lines_are_one_quarantine_row_with_their_range(tmp_pat
     assert "traj.jsonl:1-20000: 20000 consecutive lines" in _line_rows(read)[0]["message"]
 
 
+def test_a_line_with_an_integer_past_pythons_digit_limit_says_so_in_a_users_words(
+    tmp_path: Path,
+) -> None:
+    """json refuses integers of more than 4,300 digits with advice to call
+    sys.set_int_max_str_digits(), which no user of deskscore can follow."""
+    step = rec(1, "20250101@120000", "DONE")
+    traj = step + b"\n" + b'{"step_num": 2, "reward": ' + b"7" * 5000 + b"}\n" + step + b"\n"
+    [read] = read_all(open_source(_one_task_zip(tmp_path, traj)))
+    [row] = _line_rows(read)
+    assert (row["reason"], row["line_no"]) == ("invalid_json", 2)
+    assert "an integer of more than 4300 digits, which is not read" in row["message"]
+    assert "set_int_max_str_digits" not in row["message"]
+    assert len(read.steps) == 2
+
+
 @pytest.mark.parametrize("cap", ["DESKSCORE_MAX_RUN_LINES", "DESKSCORE_MAX_RUN_BYTES"])
 def test_lines_after_the_runs_budget_are_counted_in_one_row(
     tmp_path: Path, write_tree, monkeypatch, cap: str
