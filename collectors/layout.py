@@ -228,7 +228,7 @@ def discover_source(source: Any, layout: str | None = None) -> tuple[list[RunFol
         runs.extend(expanded)
         problems.extend(found)
     if found_runs:  # a source with none gets one row saying where to point instead
-        problems.extend(_stray_trajectories(files, found_runs))
+        problems.extend(_stray_trajectories(source.uri, files, found_runs))
     return runs, problems
 
 
@@ -236,7 +236,7 @@ STRAY_TRAJECTORY = "outside_task_folder"
 _TRAJECTORY = "traj.jsonl"
 
 
-def _stray_trajectories(files: Iterable[str], runs: list[RunFolder]) -> list[dict]:
+def _stray_trajectories(uri: str, files: Iterable[str], runs: list[RunFolder]) -> list[dict]:
     """A row for each OSWorld trajectory that lies in no task folder found (its folder is not
     named like a task: 'abc 123', a cut UUID), so it is not dropped unseen: it says which
     --layout reads it, one with a level per folder above its domain."""
@@ -262,8 +262,8 @@ def _stray_trajectories(files: Iterable[str], runs: list[RunFolder]) -> list[dic
                 "location": f,
                 "reason": STRAY_TRAJECTORY,
                 "message": (
-                    f"{f}: a trajectory in no task folder found (its folder is not named like "
-                    f"a task, e.g. by a UUID); it was not read: {todo}"
+                    f"{uri}!{f}: a trajectory in no task folder found (its folder is not named "
+                    f"like a task, e.g. by a UUID); it was not read: {todo}"
                 ),
             }
         )

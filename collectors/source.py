@@ -490,6 +490,10 @@ class ZipSource(Source):
         return _Capped(member, self._max_member, self.uri, path, self._unreadable)
 
     def _unreadable(self, path: str, e: Exception) -> SourceError:
+        if isinstance(e, RuntimeError) and "encrypted" in str(e):  # zipfile's words for it
+            why = ("is encrypted (password-protected) and was not read: unzip the archive with "
+                   "its password and ingest the folder, or re-create it without one")  # fmt: skip
+            return SourceError(self.uri, f"member {path} {why}", path)
         return SourceError(
             self.uri, f"member {path} cannot be read ({type(e).__name__}: {e}); {_ZIP_HINT}", path
         )

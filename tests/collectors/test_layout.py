@@ -161,6 +161,7 @@ def test_a_trajectory_in_no_task_folder_gets_a_row_naming_a_layout_that_reads_it
     assert locations == [f"{stray}/traj.jsonl", f"{root}/traj.jsonl"]
     [row] = [p for p in problems if p["location"].startswith(stray)]
     assert row["reason"] == "outside_task_folder"
+    assert row["message"].startswith(f"{src.uri}!{stray}/traj.jsonl: ")  # as every row names it
     assert "--layout '*/*/*/*/{domain}/{task_id}'" in row["message"]
     with open_source(str(tmp_path)) as src:
         runs, problems = discover_source(src, "*/*/*/*/{domain}/{task_id}")

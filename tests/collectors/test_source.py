@@ -185,8 +185,11 @@ def test_encrypted_member_raises_source_error(tmp_path: Path) -> None:
     path = tmp_path / "enc.zip"
     path.write_bytes(bytes(raw))
     src = open_source(str(path))
-    with pytest.raises(SourceError, match=r"secret\.txt"):
+    with pytest.raises(SourceError, match=r"secret\.txt") as caught:
         src.read_bytes("secret.txt")
+    assert "is encrypted (password-protected)" in caught.value.message
+    assert "unzip the archive with its password" in caught.value.message
+    assert "unzip -t" not in caught.value.message  # no test finds what a password hides
 
 
 def test_memory_url_lists_and_reads_through_fsspec() -> None:
