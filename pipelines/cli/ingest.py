@@ -212,8 +212,8 @@ def ingest(options: IngestOptions) -> Ingested:
             + _layout_hint(options.layout),
         )
     seconds = time.perf_counter() - started
-    return Ingested(options, sources, result, report, _notes(options, sources, result, seconds),
-                    seconds)  # fmt: skip
+    notes = _notes(options, sources, result, seconds, report.unreadable_sources)
+    return Ingested(options, sources, result, report, notes, seconds)
 
 
 def _layout_hint(layout: str | None) -> str:
@@ -226,7 +226,11 @@ def _layout_hint(layout: str | None) -> str:
 
 
 def _notes(
-    options: IngestOptions, sources: Sequence[str], result: IngestResult, seconds: float
+    options: IngestOptions,
+    sources: Sequence[str],
+    result: IngestResult,
+    seconds: float,
+    unreadable: int = 0,
 ) -> list[str]:
     notes = []
     unchanged = result.plan.unchanged
@@ -252,8 +256,9 @@ def _notes(
     if result.compacted:
         notes.append(f"packed {result.compacted} small file(s) into larger ones")
     notes.append(
-        f"ingested {len(result.plan.todo)} of {len(sources)} source(s) into {options.warehouse} "
-        f"in {seconds:.1f} s"
+        f"ingested {len(result.plan.todo) - unreadable} of {len(sources)} source(s) into "
+        f"{options.warehouse} in {seconds:.1f} s"
+        + (f" ({unreadable} could not be read)" if unreadable else "")
     )
     return notes
 

@@ -163,6 +163,8 @@ def test_an_unreadable_source_fails_the_command_but_not_the_others(demo, tmp_pat
     captured = capsys.readouterr()
     assert f"{missing}: no such folder or file; check the path" in captured.out
     assert "1 source(s) could not be read" in captured.err
+    assert "ingested 1 of 2 source(s)" in captured.out  # not "2 of 2", as it once said
+    assert "(1 could not be read)" in captured.out
     assert (
         main(
             [
