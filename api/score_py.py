@@ -247,9 +247,22 @@ def _read_run(args: argparse.Namespace, out: Callable[[str], None]) -> _Run:
                 if args.uitars or t.domain in _DOMAINS:
                     listing.append((f"{source.uri}!{t.path}", t.domain, t.task_id, t.files, t.path))
     folder_run = RunFolder("", fmt.name, ())
+    # The run's line budget (`limits.RUN_LINES`) goes to its tasks in the order ingest reads
+    # them (by path), so the lines past it, and the steps, are the same whatever order the
+    # folder lists its tasks in; what each task prints keeps the original's order.
+    read: dict[int, tuple[_Run, list[str]]] = {}
     with limits.run_budget():
-        for task in listing:
-            _read_task(args, source, fmt, folder_run, run, task, out)
+        for i in sorted(range(len(listing)), key=lambda i: listing[i][4]):
+            read[i] = (_Run(), [])
+            _read_task(args, source, fmt, folder_run, read[i][0], listing[i], read[i][1].append)
+    for i in range(len(listing)):
+        one, printed = read.pop(i)
+        run.unread.update(len(run.episodes) + k for k in one.unread)
+        run.episodes += one.episodes
+        run.display += one.display
+        run.extra_t += one.extra_t
+        for line in printed:
+            out(line)
     return run
 
 

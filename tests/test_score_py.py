@@ -647,6 +647,51 @@ def test_a_folder_that_cannot_be_listed_is_a_one_line_error(
     assert "Permission denied" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("compat", ["deskscore", "osworld-human"])
+def test_the_runs_line_budget_cuts_the_same_lines_whatever_order_a_folder_lists(
+    tmp_path, humans, monkeypatch, capsys, compat
+):
+    """Past DESKSCORE_MAX_RUN_LINES the lines left are not steps; which task's lines those are
+    once followed os.listdir, so the same run scored differently from one filesystem to the
+    next, and differently from `deskscore score` over its ingest (which reads by path)."""
+    import importlib.util
+
+    rng = random.Random(11)
+    tasks = rng.sample([h for h in humans["verified"] if h[0] == "chrome"], 4)
+    steps = [_line(rng, k, "pyautogui.click(1, 2)") for k in range(1, 9)]
+    run = write_run(tmp_path / "run", [Folder(d, t, [*steps, _line(rng, 9, "DONE")], "1\n")
+                                       for d, t, _, _ in tasks])  # fmt: skip
+    spec = importlib.util.spec_from_file_location("score_under_test", SCORE_PY)
+    score = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(score)
+    monkeypatch.setenv("DESKSCORE_MAX_RUN_LINES", "21")  # two tasks and a third's first 3
+    listdir = os.listdir
+    printed = {}
+    for order in ("sorted", "reversed"):
+        monkeypatch.setattr(
+            os, "listdir", lambda p=".", o=order: sorted(listdir(p), reverse=o == "reversed")
+        )
+        args = ["--result-path", str(run), "--human-version", "verified", "--compat", compat]
+        score.main(args)
+        printed[order] = capsys.readouterr().out
+    head = ("Original OSWorld Result:", "Single Action WES+:", "Grouped Action WES+:", "WES-:")
+    figures = [[ln for ln in printed[o].splitlines() if ln.startswith(head)]
+               for o in ("sorted", "reversed")]  # fmt: skip
+    assert figures[0] == figures[1] and len(figures[0]) == 4
+    if compat == "deskscore":  # and the same as deskscore's own scoring of the run's ingest
+        from deskscore.pipelines.jobs.ingest import run_ingest
+        from deskscore.pipelines.jobs.score import run_score as score_job
+        from deskscore.pipelines.options import IngestOptions, ScoreOptions
+        from deskscore.sql import connect
+
+        wh = str(tmp_path / "wh")
+        run_ingest(IngestOptions(wh, sources=(str(run),), engine="direct"))
+        score_job(ScoreOptions(wh, human_version="verified", max_steps_scoring=15,
+                               compat=compat, engine="direct"))  # fmt: skip
+        [(single,)] = connect(wh).sql("SELECT wes_plus_single FROM run_scores").fetchall()
+        assert f"Single Action WES+: {single * 100:.2f}" in figures[0]
+
+
 def _odd_human_dir(root: Path) -> Path:
     """Human files the original keeps but can never score: keys that are not strings (never
     equal to a folder's name) and ground truths without len() (only scoring them fails)."""
