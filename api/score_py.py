@@ -212,7 +212,8 @@ def _walk_local(
 
 
 def _read_run(args: argparse.Namespace, out: Callable[[str], None]) -> _Run:
-    """Read the run's task folders in the original's order, printing as the original does."""
+    """Read the run's task folders and print what each gives as the original does, in its
+    order (the reading itself goes by path: see the line budget below)."""
     from deskscore.collectors.source import SourceError, open_source
 
     root = args.result_path

@@ -64,8 +64,12 @@ def _no_task_folders_todo(files: list[str], layout: str | None = None) -> str:
     from deskscore.collectors.layout import discover
 
     if layout is not None:
-        deeper = f"*/{layout}"
-        if discover(files, deeper):
+        deeper = f"*/{layout.strip().strip('/')}"
+        try:
+            found = discover(files, deeper)
+        except ValueError:  # a pattern one level deeper that the rules refuse
+            found = []
+        if found:
             return (
                 f"--layout is matched from the source's top, and {layout!r} finds nothing "
                 f"there: its task folders sit one level deeper; pass --layout '{deeper}'"
