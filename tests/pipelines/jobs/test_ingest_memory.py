@@ -18,33 +18,42 @@ GUARD = 3 << 30
 first of them once took 5.3 GB), instead of taking the machine's memory."""
 
 GUARDED = (
-    "import os, resource, sys; "
+    "import os, resource, subprocess, sys; "
     f"resource.setrlimit(resource.RLIMIT_AS, ({GUARD}, {GUARD})); "
-    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+    "p = subprocess.Popen([sys.executable, *sys.argv[2:]]); "
+    "_, status, usage = os.wait4(p.pid, 0); "
+    "open(sys.argv[1], 'w').write(str(usage.ru_maxrss)); "
+    "sys.exit(os.waitstatus_to_exitcode(status))"
 )
-"""The child sets the limit itself and then becomes the command. A `preexec_fn` would run
-Python between fork and exec in a copy of this process, where the gRPC that earlier Beam tests
-loaded now and then aborts the copy ("epoll_wait error: Bad file descriptor", SIGABRT) before
-the command starts: 3 of 200 such children died so here, and one failed CI."""
+"""A small launcher sets the limit and runs the command as its child, writing the command's
+peak RSS to the file its first argument names. The limit is set in the launcher, not by a
+`preexec_fn`, which would run Python between fork and exec in a copy of this process, where
+the gRPC that earlier Beam tests loaded now and then aborts the copy ("epoll_wait error: Bad
+file descriptor", SIGABRT) before the command starts: 3 of 200 such children died so here,
+and one failed CI. And the peak is the launcher's child's: the kernel counts into a spawned
+process's peak the pages of the process that spawned it (with vfork they are its own until
+exec), so a command spawned by this process was charged a pytest worker's size (483 MB late
+in a full run, for an ingest of 117 MB)."""
 
 
 def _run(args: list[str], folder: Path) -> tuple[int, str, int]:
-    """Run a deskscore command in one process: its exit code, its output and its peak RSS in
-    bytes (from the kernel's accounting of the reaped process)."""
+    """Run a deskscore command (under the launcher): its exit code, its output and its peak
+    RSS in bytes (from the kernel's accounting of the reaped process)."""
     import threading
 
-    cmd = [sys.executable, "-c", GUARDED, "-m", "deskscore.pipelines.cli.main", *args]
+    peak = folder / "peak.txt"
+    cmd = [sys.executable, "-c", GUARDED, str(peak), "-m", "deskscore.pipelines.cli.main", *args]
     with open(folder / "out.txt", "w+") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-        timer = threading.Timer(600, proc.kill)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        timer = threading.Timer(600, os.killpg, (proc.pid, 9))  # the launcher and the command
         timer.start()
         try:
-            _, status, usage = os.wait4(proc.pid, 0)
+            proc.wait()
         finally:
             timer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
-        return proc.returncode, out.read(), usage.ru_maxrss * 1024
+        measured = int(peak.read_text()) if peak.exists() else 0  # none when it was killed
+        return proc.returncode, out.read(), measured * 1024
 
 
 @pytest.fixture(scope="module")
