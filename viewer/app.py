@@ -53,11 +53,17 @@ LEADERBOARD_COLUMNS = (
 """(leaderboard column, header) as the viewer's leaderboard shows them."""
 
 
+_MAX_INT = 2**31 - 1
+"""Past any count a warehouse holds; a page number beyond it made an OFFSET DuckDB refuses."""
+
+
 def _int(value: str | None) -> int | None:
+    """A query parameter's whole number, held within +-`_MAX_INT`; None when it is none."""
     try:
-        return int(value) if value not in (None, "") else None
+        n = int(value) if value not in (None, "") else None
     except ValueError:
         return None
+    return None if n is None else max(-_MAX_INT, min(_MAX_INT, n))
 
 
 def _secure(response: Response) -> Response:

@@ -55,6 +55,17 @@ def test_paths_in_the_url_never_reach_a_file(viewer_url: str, path: str) -> None
     assert b"root:" not in body and b"import " not in body
 
 
+@pytest.mark.parametrize("number", ["99999999999999999999", "-99999999999999999999", "2147483648"])
+def test_a_number_past_any_count_in_the_task_list_is_a_page_not_an_error(
+    viewer_url: str, viewer_warehouse: Path, number: str
+) -> None:
+    """A page of 1e20 once made `OFFSET 5e21`, which DuckDB refuses (500)."""
+    [(run_id,)] = connect(viewer_warehouse).execute("SELECT run_id FROM runs LIMIT 1").fetchall()
+    for param in ("page", "min_steps", "max_steps"):
+        status, body = _get(viewer_url, f"/run/{run_id}?{param}={number}")
+        assert status == 200, (param, body[-500:])
+
+
 def _first_episode(wh: Path, source_like: str) -> tuple[str, str, str, str, str]:
     con = connect(wh)
     return con.execute(
