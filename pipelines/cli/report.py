@@ -31,7 +31,7 @@ from deskscore.pipelines.cli.colours import (
 )
 from deskscore.pipelines.cli.columns import leaderboard_compact
 from deskscore.pipelines.cli.common import UserError, check_runs, existing_warehouse, make_folder
-from deskscore.pipelines.cli.output import cell_text, say
+from deskscore.pipelines.cli.output import cell_text, printable, say
 from deskscore.pipelines.options import ReportOptions, add_options
 from deskscore.scorers.metrics import metric
 
@@ -193,16 +193,40 @@ def _render(
     height: float = 4.2,
 ) -> bytes:
     """Render one figure off-screen (no pyplot: no global state, no display), every text
-    as plain text (`PLAIN_TEXT`), as `fmt` (png, svg, pdf)."""
+    as plain text (`PLAIN_TEXT`) with its control characters shown escaped (names from
+    archives: raw, ESC or CR reached the terminal in matplotlib's missing-glyph warnings,
+    and made SVG files XML cannot read), as `fmt` (png, svg, pdf)."""
+    import warnings
+
     import matplotlib
     from matplotlib.figure import Figure
 
     with matplotlib.rc_context(PLAIN_TEXT | {"svg.hashsalt": "deskscore"}):
         fig = Figure(figsize=(width, height), dpi=dpi, layout="constrained")
-        draw(fig)
+        with warnings.catch_warnings():  # texts measured while drawn are still raw: a glyph
+            # that stays missing once they are escaped is warned of when the figure is saved
+            warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+            draw(fig)
+        _escape_texts(fig)
         buf = io.BytesIO()
         fig.savefig(buf, format=fmt, dpi=dpi, metadata=NO_METADATA[fmt])
     return buf.getvalue()
+
+
+def _escape_texts(fig: Any) -> None:
+    """Every text of a drawn figure with its control characters shown escaped: its texts,
+    and the tick labels its axes make their tick texts from again when it is saved (set
+    again, escaped, only on an axis that has such a label)."""
+    from matplotlib.text import Text
+
+    for text in fig.findobj(Text):
+        text.set_text(printable(text.get_text()))
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            labels = [t.get_text() for t in axis.get_majorticklabels()]
+            shown = [printable(label) for label in labels]
+            if shown != labels:
+                axis.set_ticks(axis.get_majorticklocs(), shown)
 
 
 def _note(text: str) -> str:

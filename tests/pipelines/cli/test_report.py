@@ -255,6 +255,31 @@ def test_names_with_dollar_signs_are_drawn_as_plain_text(warehouse: Path, tmp_pa
     assert "agent 0 $\\frac{$" in result.path.read_text(encoding="utf-8")
 
 
+def test_control_characters_in_names_reach_neither_the_terminal_nor_the_svg_files(
+    warehouse: Path, tmp_path: Path
+) -> None:
+    """An agent named with ESC, CR and BEL: matplotlib warned of each missing glyph with the
+    character raw on stderr, and wrote it raw into SVG files, which XML then refused."""
+    import warnings
+    import xml.etree.ElementTree as ET
+
+    wh = tmp_path / "wh"
+    shutil.copytree(warehouse, wh)
+    store = Warehouse(wh)
+    for i, r in enumerate(store.read("runs").to_pylist()):
+        store.write("runs", [{**r, "agent": f"agent {i} \x1b[2J\r\x07\u202e"}], _partition(r))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = build_report(str(wh), str(tmp_path / "r.html"), svg_dir=str(tmp_path / "svg"))
+    said = " ".join(str(w.message) for w in caught)
+    assert not any(c in said for c in "\x1b\r\x07\u202e"), said
+    svgs = sorted((tmp_path / "svg").glob("*.svg"))
+    assert len(svgs) == len(result.figures) == 10
+    for svg in svgs:
+        ET.parse(svg)  # raises on a character XML 1.0 forbids
+    assert "agent 0 \\x1b[2J\\r\\x07\\u202e" in (tmp_path / "svg" / "wes_scatter.svg").read_text()
+
+
 def _png_bomb(side: int) -> bytes:
     """A valid 1-bit PNG of side x side black pixels: tiny on disk, side**2 pixels decoded."""
     import struct
