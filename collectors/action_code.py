@@ -52,6 +52,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from deskscore.collectors.json_text import scrub_surrogates
 from deskscore.collectors.numbers import finite_float
 from deskscore.collectors.simple_code import simple_calls, statement_pattern
 
@@ -156,15 +157,22 @@ def _value(node: ast.AST | None) -> Any:
     if node is None:
         return _UNKNOWN
     if type(node) is ast.Constant:  # literal_eval's own first case, without its set-up
-        return node.value
+        value = node.value
+        return _storable(value) if type(value) is str and not value.isascii() else value
     if isinstance(node, ast.JoinedStr):
         if all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in node.values):
-            return "".join(v.value for v in node.values)  # type: ignore[attr-defined]
+            return _storable("".join(v.value for v in node.values))  # type: ignore[attr-defined]
         return _UNKNOWN
     try:
-        return ast.literal_eval(node)
+        return scrub_surrogates(ast.literal_eval(node))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return _UNKNOWN
+
+
+def _storable(text: str) -> str:
+    """`text` with any lone surrogate replaced: code may write one as an escape
+    (`typewrite("a\\ud800")`), which no column can store (UTF-8 has none)."""
+    return text if text.isascii() else scrub_surrogates(text)
 
 
 def _count(value: Any) -> int | None:
@@ -419,7 +427,7 @@ def _literal(token: str) -> str:
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         value = None
     if isinstance(value, str):
-        return value
+        return _storable(value)
     i = 0
     while token[i] not in "'\"":
         i += 1

@@ -84,6 +84,21 @@ def test_string_literals_are_read_as_python_reads_them(code: str, text: str) -> 
     assert step(code) == ("type", None, None, text)
 
 
+@pytest.mark.parametrize(
+    "code",
+    [
+        'pyautogui.typewrite("a\\ud800b")',  # a constant
+        'pyautogui.typewrite(f"a\\ud800b")',  # an f-string of literal parts
+        'pyautogui.typewrite("a\\ud800b"); pyautogui.click(',  # cut off: the regex scan
+    ],
+)
+def test_a_lone_surrogate_written_as_an_escape_is_replaced_not_kept(code: str) -> None:
+    """Valid JSON and valid Python, but no UTF-8: kept, it stopped the whole run at write."""
+    [(_, kind, _, _, text), *_] = calls(code)
+    assert (kind, text) == ("type", "a\ufffdb")
+    assert text.encode("utf-8")
+
+
 def test_a_cut_off_script_still_gives_its_complete_calls_by_the_regex_scan() -> None:
     code = 'pyautogui.typewrite("""a "b" c""")\npyautogui.click(10, 20)\npyautogui.write("unfini'
     acts = parse_action(code)["actions"]
