@@ -158,7 +158,7 @@ def _value(node: ast.AST | None) -> Any:
         return _UNKNOWN
     if type(node) is ast.Constant:  # literal_eval's own first case, without its set-up
         value = node.value
-        return _storable(value) if type(value) is str and not value.isascii() else value
+        return _storable(value) if type(value) is str else value
     if isinstance(node, ast.JoinedStr):
         if all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in node.values):
             return _storable("".join(v.value for v in node.values))  # type: ignore[attr-defined]

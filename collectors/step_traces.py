@@ -325,6 +325,12 @@ def _csv_paths(run: RunFolder) -> list[str]:
     return sorted({t.path.rpartition("/")[0] for t in run.tasks})
 
 
+def _tasks_in(run: RunFolder, folder: str) -> dict[str, TaskFolder]:
+    """The run's task folders directly in `folder` (those its results.csv there covers), by
+    task id."""
+    return {t.task_id: t for t in run.tasks if t.path.rpartition("/")[0] == folder}
+
+
 def _at(folder: str, name: str) -> str:
     return f"{folder}/{name}" if folder else name
 
@@ -347,7 +353,7 @@ def read_trace_run_meta(source: Source, run: RunFolder, *, run_id: str, benchmar
                   "repair the archive and re-ingest", path)  # fmt: skip
             continue
         found_csv = True
-        here = {t.task_id: t for t in run.tasks if t.path.rpartition("/")[0] == folder}
+        here = _tasks_in(run, folder)
         for task_path, result in read_results_csv(data, path, here, q).items():
             task = next(t for t in here.values() if t.path == task_path)
             key = (task.domain, task.task_id)
@@ -562,8 +568,7 @@ def recount_problems(
             records.pop(0)
         if not records:
             continue
-        here = {t.task_id.lower() for t in run.tasks if t.path.rpartition("/")[0] == folder}
-        if csv_columns(records[0][1], here).header:
+        if csv_columns(records[0][1], {k.lower() for k in _tasks_in(run, folder)}).header:
             header_line, lines = records[0][0], len(records) - 1
         else:  # every record is data; blank lines before the first are not
             header_line, lines = records[0][0] - 1, len(records)

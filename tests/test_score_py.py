@@ -459,7 +459,7 @@ def test_usage_files_the_original_never_reads_change_nothing_it_prints(tmp_path,
         assert after.stdout == before.stdout
 
 
-def test_a_result_txt_of_900_mb_is_checked_a_block_at_a_time(tmp_path, human_dirs):
+def test_a_result_txt_of_900_mb_is_checked_a_block_at_a_time(tmp_path, human_dirs, measured):
     """What the original does with result.txt (decode it whole) is checked by decoding it a
     block at a time: a 900 MB file (sparse, nothing on disk) once took 1.8 GB to check."""
     human = human_in_listdir_order(human_dirs["verified"])
@@ -467,21 +467,11 @@ def test_a_result_txt_of_900_mb_is_checked_a_block_at_a_time(tmp_path, human_dir
     run = write_run(tmp_path / "run", [Folder(d, t, [b'{"step_num": 1}\n'], "1\n")])
     with open(run / d / t / "result.txt", "r+b") as f:
         f.truncate(900 << 20)  # "1\n" then zero bytes: valid UTF-8, as the original reads it
-    # A small launcher runs score.py and prints its peak RSS: a process spawned by this one
-    # would be charged this pytest worker's own pages (shared until exec) as its peak.
-    launcher = (
-        "import os, subprocess, sys; p = subprocess.Popen(sys.argv[1:]); "
-        "_, status, usage = os.wait4(p.pid, 0); "
-        "print(f'peak {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}')"
-    )
-    cmd = [sys.executable, "-c", launcher, sys.executable, str(SCORE_PY), "--result-path",
-           str(run), "--human-version", "verified"]  # fmt: skip
-    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    *printed, last = done.stdout.splitlines()
-    _, peak_kb, code = last.split()
-    assert code == "0", done.stderr[-2000:]
-    assert any(ln.startswith("Original OSWorld Result:") for ln in printed)
-    assert int(peak_kb) < 400 << 10, f"peak RSS {int(peak_kb) >> 10} MB"
+    cmd = [sys.executable, str(SCORE_PY), "--result-path", str(run), "--human-version", "verified"]
+    code, printed, peak = measured(cmd, cwd=tmp_path, timeout=300)
+    assert code == 0, printed[-2000:]
+    assert "Original OSWorld Result:" in printed
+    assert peak < 400 << 20, f"peak RSS {peak >> 20} MB"
 
 
 def test_uitars_output_is_the_originals(human_dirs, uitars_run, peer):

@@ -1,11 +1,13 @@
 """Synthetic runs of the step-trace form: `<run>/<task_id>/step_NN_trace.json` + `results.csv`.
 
 One public runner is known to write the form (`deskscore.collectors.step_traces`); others'
-fields are guessed. These archives vary what a reader of it must survive: actions as a code string, an
-OSWorld Claude dict or a list of code strings; the reply under `response` or `thought`, maybe
-nested; ISO or epoch timestamps; usage objects; step numbers padded (step_01) or not (step_1,
-so step_10 sorts before step_2 by name); results.csv headers in any case, with or without a
-domain column, or no header at all (`task_id,score,last step index`, as that runner appends). Everything comes from the seed; the same seed gives the same bytes.
+fields are guessed. These archives vary what a reader of it must survive: actions as a code
+string, an OSWorld Claude dict or a list of code strings; the reply under `response` or
+`thought`, maybe nested; ISO or epoch timestamps; usage objects; step numbers padded
+(step_01) or not (step_1, so step_10 sorts before step_2 by name); results.csv headers in
+any case, with or without a domain column, or no header at all (`task_id,score,last step
+index`, as that runner appends). Everything comes from the seed; the same seed gives the same
+bytes.
 
     python -m deskscore.collectors.synthetic.step_traces OUT [SEED]
 """

@@ -230,7 +230,7 @@ def _notes(
     sources: Sequence[str],
     result: IngestResult,
     seconds: float,
-    unreadable: int = 0,
+    unreadable: int,
 ) -> list[str]:
     notes = []
     unchanged = result.plan.unchanged

@@ -11,6 +11,7 @@ to return free pages to the system (Linux with glibc; a no-op elsewhere).
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -53,8 +54,6 @@ workers: peak RSS of the process tree 385 -> 328 MB for ingest, 487 -> 406-426 M
 def lean_allocators() -> None:
     """Apply ALLOCATOR_DEFAULTS to this process (before pyarrow is imported) and, through
     the environment, to the workers it starts."""
-    import os
-
     for name, value in ALLOCATOR_DEFAULTS.items():
         os.environ.setdefault(name, value)
 
@@ -65,8 +64,6 @@ def worker_environment(workers: int) -> dict[str, str]:
     the processes running elements side by side), and at most two glibc malloc arenas, as
     the Python side of a worker runs on one thread. Measured on the same 20 archives: peak
     RSS of a worker a further 15-30 MB lower."""
-    import os
-
     share = max(1, (os.cpu_count() or 1) // max(1, workers))
     return {"POLARS_MAX_THREADS": str(share), "MALLOC_ARENA_MAX": "2"}
 
@@ -90,8 +87,6 @@ its size could not be read then)."""
 
 def _resident_bytes() -> int | None:
     """This process's resident set in bytes (Linux's /proc), None where it cannot be read."""
-    import os
-
     try:
         with open("/proc/self/statm", "rb") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
